@@ -1,0 +1,4 @@
+import type { FastifyInstance } from "fastify";
+import type { EmulatorContext } from "../context";
+
+export function registerGpuRoutes(_app: FastifyInstance, _ctx: EmulatorContext): void {}

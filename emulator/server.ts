@@ -1,0 +1,136 @@
+import cookie from "@fastify/cookie";
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import type { EmulatorContext, EmulatorOptions } from "./context";
+import { ApiProblem } from "./errors";
+import { seedState } from "./fixtures";
+import { API_PREFIX, identify } from "./http";
+import { advanceJobs } from "./jobs";
+import { installOperator } from "./operator";
+import { loadStateFile, startPersistence } from "./persistence";
+import { routeModules } from "./routes";
+import type { Bootstrap } from "./state";
+
+const defaults = {
+  port: 8787,
+  host: "127.0.0.1",
+  rateLimit: 100,
+  strictLimits: true,
+  sessionIdleMs: 30 * 60_000,
+  stallTimeoutMs: 10 * 60_000,
+  seed: 1,
+  logRequests: false,
+} satisfies Partial<EmulatorOptions>;
+
+/** mulberry32: a small seeded generator, so fault probabilities and generated addresses are reproducible. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface BuiltEmulator {
+  app: FastifyInstance;
+  ctx: EmulatorContext;
+  bootstrap: Bootstrap;
+}
+
+/** Builds the emulator without listening (tests use `app.inject`). */
+export async function buildEmulator(options: EmulatorOptions = {}): Promise<BuiltEmulator> {
+  const opts: EmulatorContext["options"] = {
+    ...defaults,
+    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+    stateFile: options.stateFile ?? null,
+    faults: options.faults ?? null,
+    jobDurationMs: options.jobDurationMs ?? null,
+  } as EmulatorContext["options"];
+  const loaded = opts.stateFile ? loadStateFile(opts.stateFile) : null;
+  const ctx: EmulatorContext = {
+    state: loaded ?? seedState(Date.now()),
+    options: opts,
+    clockOffsetMs: 0,
+    now() {
+      return Date.now() + this.clockOffsetMs;
+    },
+    random: seededRandom(opts.seed),
+    touch() {},
+    jobFault: () => null,
+  };
+
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, forceCloseConnections: true });
+  await app.register(cookie);
+  app.decorateRequest("caller", null);
+  app.decorateRequest("authProblem", null);
+  app.addHook("onRequest", async (req) => {
+    advanceJobs(ctx);
+    if (req.url.startsWith(API_PREFIX + "/")) identify(ctx, req);
+  });
+
+  const operator = installOperator(app, ctx);
+
+  app.setErrorHandler((error: FastifyError | ApiProblem, _req, reply) => {
+    if (error instanceof ApiProblem) {
+      if (error.headers) reply.headers(error.headers);
+      return reply.code(error.status).send({
+        success: false,
+        error: error.code,
+        message: error.message,
+        ...(error.data !== undefined ? { data: error.data } : {}),
+      });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Fastify's own refusals: unsupported or missing content type, malformed JSON, body too large.
+      const message =
+        error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" ? "Content-Type must be application/json" : error.message;
+      return reply.code(400).send({ success: false, error: "INVALID_REQUEST", message });
+    }
+    console.error("emulator: unexpected error", error);
+    return reply.code(500).send({ success: false, error: "SERVER_ERROR", message: "Internal error" });
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply
+      .code(404)
+      .send({ success: false, error: "NOT_FOUND", message: `No route ${req.method} ${req.url.split("?")[0]}` }),
+  );
+
+  for (const register of routeModules) register(app, ctx);
+
+  if (opts.stateFile) {
+    const persistence = startPersistence(ctx, opts.stateFile);
+    app.addHook("onClose", async () => persistence.stop());
+  }
+  const ticker = setInterval(() => advanceJobs(ctx), 100);
+  ticker.unref();
+  app.addHook("onClose", async () => {
+    clearInterval(ticker);
+    await operator.close();
+  });
+  await app.ready();
+  return { app, ctx, bootstrap: ctx.state.bootstrap! };
+}
+
+export interface RunningEmulator {
+  /** Base URL ending in /v1. */
+  baseUrl: string;
+  bootstrap: Bootstrap;
+  app: FastifyInstance;
+  ctx: EmulatorContext;
+  close(): Promise<void>;
+}
+
+/** Starts the emulator listening on a port (0 picks a free one), in this process. */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const built = await buildEmulator(options);
+  const host = built.ctx.options.host;
+  await built.app.listen({ port: built.ctx.options.port, host });
+  const address = built.app.server.address();
+  const port = typeof address === "object" && address ? address.port : built.ctx.options.port;
+  const baseUrl = `http://${host}:${port}${API_PREFIX}`;
+  const bootstrap = { ...built.bootstrap, baseUrl };
+  return { baseUrl, bootstrap, app: built.app, ctx: built.ctx, close: () => built.app.close() };
+}
