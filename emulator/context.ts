@@ -12,6 +12,8 @@ export interface EmulatorOptions {
   jobDurationMs?: number;
   /** General limit per user (per IP when unauthenticated) per 60 s; 0 turns it off. Default 100. */
   rateLimit?: number;
+  /** Length of the general rate-limit window. Default 60 000 ms (the spec's); tests shorten it. */
+  rateLimitWindowMs?: number;
   /** Keep the spec's stricter per-IP limits on sign-in and the other sensitive routes. Default true. */
   strictLimits?: boolean;
   /** Persist the state to this JSON file (atomic writes) and load it at start when it exists. */

@@ -14,6 +14,7 @@ const defaults = {
   port: 8787,
   host: "127.0.0.1",
   rateLimit: 100,
+  rateLimitWindowMs: 60_000,
   strictLimits: true,
   sessionIdleMs: 30 * 60_000,
   stallTimeoutMs: 10 * 60_000,
