@@ -1,4 +1,351 @@
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import type { EmulatorContext } from "../context";
+import type { z } from "zod";
+import { routes, type BulkResultItem, type CidrDetails, type Network } from "../../provider/api";
+import type { Caller, EmulatorContext } from "../context";
+import { ApiProblem, conflict, invalid } from "../errors";
+import { defineRoute, iso, owned, paginate } from "../http";
+import { registerJobEffect, startJob } from "../jobs";
+import type { NetworkRec, VmRec } from "../state";
 
-export function registerNetworkRoutes(_app: FastifyInstance, _ctx: EmulatorContext): void {}
+/** The CIDR block of a network created without one. */
+export const DEFAULT_CIDR = "10.0.0.0/24";
+/** A network's prefix must leave room for a gateway and a pool (cidr-details itself accepts /0 to /32). */
+const MIN_NETWORK_PREFIX = 8;
+const MAX_NETWORK_PREFIX = 30;
+
+// ---- IPv4 arithmetic (addresses as unsigned 32-bit numbers) ----
+
+const octet = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
+function parseIp(text: string): number | null {
+  const parts = text.split(".");
+  if (parts.length !== 4 || !parts.every((p) => octet.test(p))) return null;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+const formatIp = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+
+interface Block {
+  prefixLength: number;
+  network: number;
+  broadcast: number;
+  firstUsable: number;
+  lastUsable: number;
+  usable: number;
+}
+
+type ParsedCidr = { ok: true; block: Block } | { ok: false; reason: string };
+
+/** Parses `a.b.c.d/n`; refuses malformed text and blocks with host bits set (naming the aligned block). */
+export function parseCidr(text: string): ParsedCidr {
+  const match = /^([^/]+)\/(\d{1,2})$/.exec(text);
+  const address = match ? parseIp(match[1]) : null;
+  const prefixLength = match ? Number(match[2]) : NaN;
+  if (!match || address === null || prefixLength > 32 || (match[2].length > 1 && match[2].startsWith("0"))) {
+    return { ok: false, reason: `"${text}" is not an IPv4 CIDR block a.b.c.d/n with n from 0 to 32` };
+  }
+  const size = 2 ** (32 - prefixLength);
+  const network = Math.floor(address / size) * size;
+  if (network !== address) {
+    return {
+      ok: false,
+      reason: `host bits are set: the block of ${formatIp(address)}/${prefixLength} starts at ${formatIp(network)} (use ${formatIp(network)}/${prefixLength})`,
+    };
+  }
+  const broadcast = network + size - 1;
+  const small = prefixLength >= 31;
+  return {
+    ok: true,
+    block: {
+      prefixLength,
+      network,
+      broadcast,
+      firstUsable: small ? network : network + 1,
+      lastUsable: small ? broadcast : broadcast - 1,
+      usable: prefixLength === 32 ? 1 : prefixLength === 31 ? 2 : size - 2,
+    },
+  };
+}
+
+function cidrDetailsOf(cidr: string): z.input<typeof CidrDetails> {
+  const parsed = parseCidr(cidr);
+  if (!parsed.ok) {
+    return {
+      cidr,
+      valid: false,
+      reason: parsed.reason,
+      prefixLength: null,
+      networkAddress: null,
+      broadcastAddress: null,
+      netmask: null,
+      firstUsable: null,
+      lastUsable: null,
+      usableAddresses: 0,
+    };
+  }
+  const b = parsed.block;
+  const mask = b.prefixLength === 0 ? 0 : (0xffffffff << (32 - b.prefixLength)) >>> 0;
+  return {
+    cidr,
+    valid: true,
+    reason: null,
+    prefixLength: b.prefixLength,
+    networkAddress: formatIp(b.network),
+    broadcastAddress: formatIp(b.broadcast),
+    netmask: formatIp(mask),
+    firstUsable: formatIp(b.firstUsable),
+    lastUsable: formatIp(b.lastUsable),
+    usableAddresses: b.usable,
+  };
+}
+
+// ---- network records ----
+
+/** The settable fields whose combination is validated together, on create and after a partial update. */
+type Settings = Pick<NetworkRec, "cidrBlock" | "dhcpStartAddress" | "dhcpEndAddress" | "defaultRoute">;
+
+interface Layout {
+  gateway: string;
+  pool: { start: string; end: string };
+}
+
+/** Checks the settings as a whole, naming every offending field; returns the gateway and allocation pool. */
+function layoutOf(settings: Settings): Layout {
+  const issues: { field: string; message: string }[] = [];
+  const parsed = parseCidr(settings.cidrBlock);
+  if (!parsed.ok) throw badBody([{ field: "cidrBlock", message: parsed.reason }]);
+  const b = parsed.block;
+  if (b.prefixLength < MIN_NETWORK_PREFIX || b.prefixLength > MAX_NETWORK_PREFIX) {
+    throw badBody([
+      {
+        field: "cidrBlock",
+        message: `a network's prefix length must be /${MIN_NETWORK_PREFIX} to /${MAX_NETWORK_PREFIX}, got /${b.prefixLength}`,
+      },
+    ]);
+  }
+  const range = `${formatIp(b.firstUsable)} - ${formatIp(b.lastUsable)}`;
+  const inside = (field: keyof Settings, value: string | null): number | null => {
+    if (value === null) return null;
+    const ip = parseIp(value);
+    if (ip === null || ip < b.firstUsable || ip > b.lastUsable) {
+      issues.push({
+        field,
+        message: `${value} is outside the usable addresses of ${settings.cidrBlock} (${range})`,
+      });
+      return null;
+    }
+    return ip;
+  };
+  const start = inside("dhcpStartAddress", settings.dhcpStartAddress) ?? Math.min(b.firstUsable + 1, b.lastUsable);
+  const end = inside("dhcpEndAddress", settings.dhcpEndAddress) ?? b.lastUsable;
+  inside("defaultRoute", settings.defaultRoute);
+  if (issues.length === 0 && start > end) {
+    issues.push({
+      field: settings.dhcpStartAddress !== null ? "dhcpStartAddress" : "dhcpEndAddress",
+      message: `the DHCP range starts at ${formatIp(start)}, after its end ${formatIp(end)}`,
+    });
+  }
+  if (issues.length > 0) throw badBody(issues);
+  return { gateway: formatIp(b.firstUsable), pool: { start: formatIp(start), end: formatIp(end) } };
+}
+
+function badBody(issues: { field: string; message: string }[]): ApiProblem {
+  return invalid(`Invalid body: ${issues.map((i) => `${i.field}: ${i.message}`).join("; ")}`, { issues });
+}
+
+/** VMs with at least one network interface on the network. */
+const connectedVms = (ctx: EmulatorContext, networkId: string): VmRec[] =>
+  Object.values(ctx.state.vms).filter((vm) => vm.nics.some((n) => n.networkId === networkId));
+
+function networkView(ctx: EmulatorContext, net: NetworkRec): z.input<typeof Network> {
+  const { gateway, pool } = layoutOf(net);
+  const dc = ctx.state.catalog.datacenters.find((d) => d.id === net.datacenterId);
+  return {
+    id: net.id,
+    name: net.name,
+    description: net.description,
+    status: net.status,
+    datacenter: { id: net.datacenterId, name: dc?.name ?? "unknown" },
+    networkType: net.networkType,
+    cidrBlock: net.cidrBlock,
+    snatEnabled: net.snatEnabled,
+    dhcpServerEnabled: net.dhcpServerEnabled,
+    dhcpStartAddress: net.dhcpStartAddress,
+    dhcpEndAddress: net.dhcpEndAddress,
+    defaultRouteEnabled: net.defaultRouteEnabled,
+    defaultRoute: net.defaultRoute,
+    serveDNSServersEnabled: net.serveDNSServersEnabled,
+    dnsServers: [...net.dnsServers],
+    gateway,
+    allocationPools: [pool],
+    connectedVmCount: connectedVms(ctx, net.id).length,
+    createdAt: iso(net.createdAt),
+    updatedAt: iso(net.updatedAt),
+  };
+}
+
+function assertUniqueName(ctx: EmulatorContext, caller: Caller, name: string, selfId: string | null): void {
+  const taken = Object.values(ctx.state.networks).some(
+    (n) => n.entityId === caller.entityId && n.name === name && n.id !== selfId,
+  );
+  if (taken) throw conflict(`A network named ${name} already exists`);
+}
+
+const vmList = (vms: VmRec[]) => vms.map((vm) => `${vm.name} (${vm.id})`).join(", ");
+
+/** Deletes a network at once, or explains why it cannot be deleted. */
+function deleteNetwork(ctx: EmulatorContext, net: NetworkRec): void {
+  if (net.status === "Creating") {
+    throw conflict(`Network ${net.name} is still being created; delete it once its job has ended`);
+  }
+  const vms = connectedVms(ctx, net.id);
+  if (vms.length > 0) {
+    throw conflict(
+      `Network ${net.name} still has connected virtual machines: ${vmList(vms)}; remove their network interfaces first`,
+      { virtualMachines: vms.map((vm) => ({ id: vm.id, name: vm.name })) },
+    );
+  }
+  delete ctx.state.networks[net.id];
+}
+
+registerJobEffect("network.create", {
+  complete: (ctx, job) => {
+    const net = ctx.state.networks[job.targetId];
+    if (!net) throw new Error(`Network ${job.targetId} no longer exists`);
+    net.status = "Active";
+    net.updatedAt = ctx.now();
+  },
+  fail: (ctx, job) => {
+    const net = ctx.state.networks[job.targetId];
+    if (net) {
+      net.status = "Error";
+      net.updatedAt = ctx.now();
+    }
+    job.resourceId = job.targetId;
+  },
+});
+
+/** Private networks: CRUD (create is a job, delete is synchronous), connected VMs, CIDR arithmetic, bulk delete. */
+export function registerNetworkRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  defineRoute(app, ctx, "listNetworks", routes.listNetworks, ({ query, caller }) => {
+    const regionOf = (dcId: string) => ctx.state.catalog.datacenters.find((d) => d.id === dcId)?.regionId;
+    const rows = Object.values(ctx.state.networks).filter(
+      (n) =>
+        n.entityId === caller.entityId &&
+        (query["filter[regionId]"] === undefined || regionOf(n.datacenterId) === query["filter[regionId]"]) &&
+        (query["filter[datacenterId]"] === undefined || n.datacenterId === query["filter[datacenterId]"]) &&
+        (query["filter[networkType]"] === undefined || n.networkType === query["filter[networkType]"]),
+    );
+    // Sort CIDR blocks by address, then prefix length (a number up to 2^38: exact in a double).
+    const cidrKey = (cidr: string) => {
+      const parsed = parseCidr(cidr);
+      return parsed.ok ? parsed.block.network * 64 + parsed.block.prefixLength : 0;
+    };
+    return paginate(
+      rows.map((n) => networkView(ctx, n)),
+      query,
+      {
+        sortFields: { name: (n) => n.name, createdAt: (n) => n.createdAt, cidrBlock: (n) => cidrKey(n.cidrBlock) },
+        defaultSort: "createdAt:desc",
+        searchFields: [(n) => n.name, (n) => n.cidrBlock],
+      },
+    );
+  });
+
+  defineRoute(app, ctx, "createNetwork", routes.createNetwork, ({ body, caller }) => {
+    if (!ctx.state.catalog.datacenters.some((d) => d.id === body.datacenterId)) {
+      const valid = ctx.state.catalog.datacenters.map((d) => `${d.id} (${d.name})`).join(", ");
+      throw badBody([
+        { field: "datacenterId", message: `data center ${body.datacenterId} does not exist; valid: ${valid}` },
+      ]);
+    }
+    const now = ctx.now();
+    const net: NetworkRec = {
+      id: randomUUID(),
+      entityId: caller.entityId,
+      name: body.name,
+      description: body.description ?? null,
+      status: "Creating",
+      datacenterId: body.datacenterId,
+      networkType: body.networkType,
+      cidrBlock: body.cidrBlock ?? DEFAULT_CIDR,
+      snatEnabled: body.snatEnabled ?? body.networkType === "standard",
+      dhcpServerEnabled: body.dhcpServerEnabled ?? true,
+      dhcpStartAddress: body.dhcpStartAddress ?? null,
+      dhcpEndAddress: body.dhcpEndAddress ?? null,
+      defaultRouteEnabled: body.defaultRouteEnabled ?? false,
+      defaultRoute: body.defaultRoute ?? null,
+      serveDNSServersEnabled: body.serveDNSServersEnabled ?? false,
+      dnsServers: body.dnsServers ?? [],
+      createdAt: now,
+      updatedAt: now,
+    };
+    layoutOf(net);
+    assertUniqueName(ctx, caller, net.name, null);
+    ctx.state.networks[net.id] = net;
+    const job = startJob(ctx, {
+      entityId: caller.entityId,
+      resourceType: "network",
+      operation: "network.create",
+      targetId: net.id,
+    });
+    return { jobId: job.id, id: net.id };
+  });
+
+  defineRoute(app, ctx, "cidrDetails", routes.cidrDetails, ({ query }) => cidrDetailsOf(query.cidr));
+
+  defineRoute(app, ctx, "getNetwork", routes.getNetwork, ({ params, caller }) =>
+    networkView(ctx, owned(ctx.state.networks, params.id, caller, "Network")),
+  );
+
+  defineRoute(app, ctx, "updateNetwork", routes.updateNetwork, ({ params, body, caller }) => {
+    const net = owned(ctx.state.networks, params.id, caller, "Network");
+    const next: NetworkRec = {
+      ...net,
+      ...Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)),
+      dnsServers: body.dnsServers ? [...body.dnsServers] : net.dnsServers,
+    };
+    layoutOf(next);
+    if (body.name !== undefined) assertUniqueName(ctx, caller, body.name, net.id);
+    if (next.cidrBlock !== net.cidrBlock) {
+      const vms = connectedVms(ctx, net.id);
+      if (vms.length > 0) {
+        throw conflict(
+          `The CIDR block of network ${net.name} cannot change while virtual machines are connected: ${vmList(vms)}`,
+          { virtualMachines: vms.map((vm) => ({ id: vm.id, name: vm.name })) },
+        );
+      }
+    }
+    Object.assign(net, next, { updatedAt: ctx.now() });
+    return networkView(ctx, net);
+  });
+
+  defineRoute(app, ctx, "deleteNetwork", routes.deleteNetwork, ({ params, caller }) => {
+    deleteNetwork(ctx, owned(ctx.state.networks, params.id, caller, "Network"));
+    return { id: params.id, deleted: true as const };
+  });
+
+  defineRoute(app, ctx, "networkVms", routes.networkVms, ({ params, caller }) => {
+    const net = owned(ctx.state.networks, params.id, caller, "Network");
+    return connectedVms(ctx, net.id)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((vm) => {
+        const nics = vm.nics.filter((n) => n.networkId === net.id);
+        const nic = nics.find((n) => n.primary) ?? nics[0];
+        return { id: vm.id, name: vm.name, status: vm.status, privateIp: nic.privateIp, primary: nic.primary };
+      });
+  });
+
+  defineRoute(app, ctx, "bulkDeleteNetworks", routes.bulkDeleteNetworks, ({ body, caller }) =>
+    body.ids.map((id): z.input<typeof BulkResultItem> => {
+      try {
+        deleteNetwork(ctx, owned(ctx.state.networks, id, caller, "Network"));
+        return { id, success: true, jobId: null, error: null };
+      } catch (e) {
+        if (!(e instanceof ApiProblem)) throw e;
+        return { id, success: false, jobId: null, error: e.message };
+      }
+    }),
+  );
+}
