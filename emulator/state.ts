@@ -117,8 +117,10 @@ export interface PendingTwoFactorRec {
   userId: string;
   createdAt: number;
   rememberMe: boolean;
-  /** The emailed one-time code, when one was sent. */
+  /** The emailed one-time code (its SHA-256 in `code`), when one was sent. */
   otp: { code: string; expiresAt: number } | null;
+  /** Wrong codes entered so far; the fifth discards the pending sign-in. */
+  failedAttempts: number;
 }
 
 export interface ApiKeyRec {
