@@ -260,7 +260,8 @@ function hasJsonContentType(req: FastifyRequest): boolean {
 
 function parse(schema: z.ZodType | undefined, value: unknown, where: "body" | "query" | "path"): unknown {
   if (!schema) return where === "body" ? undefined : {};
-  const result = schema.safeParse(value ?? {});
+  // A JSON `null` body is not an empty object: only absent path parameters and query strings default to {}.
+  const result = schema.safeParse(where === "body" ? value : (value ?? {}));
   if (!result.success) throw fromZodError(where, result.error);
   return result.data;
 }
