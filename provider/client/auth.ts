@@ -1,0 +1,208 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { Secret, TOTP } from "otpauth";
+import { getSetCookies, Headers, type Cookie } from "undici";
+import { SignInResult } from "../api";
+import { ApiError } from "./errors";
+import type { Redactor } from "./redact";
+
+/** How the client authenticates: an API key, a bearer session token, or email + password + TOTP secret. */
+export type ClientAuth =
+  | { apiKey: string }
+  | { sessionToken: string }
+  | {
+      email: string;
+      password: string;
+      /** Base32 TOTP secret of the user's authenticator; codes are computed from it. */
+      totpSecret: string;
+    };
+
+/** What an exchange with a public or 2FA route returned. */
+export interface AuthExchangeResult {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+/**
+ * Sends one sign-in step without credentials. Resolves for 2xx and for the statuses `accept` allows; otherwise it
+ * rejects with the ApiError of the response.
+ */
+export type AuthExchange = (
+  route: "signIn" | "verifyTotp",
+  body: Record<string, unknown>,
+  cookie: string | undefined,
+  accept: (status: number, code: string | undefined) => boolean,
+) => Promise<AuthExchangeResult>;
+
+const TOTP_PERIOD_MS = 30_000;
+
+/** The cookies a response sets (parsed by undici). */
+export function setCookies(headers: IncomingHttpHeaders): Cookie[] {
+  const raw = headers["set-cookie"];
+  if (raw === undefined) return [];
+  const h = new Headers();
+  for (const line of Array.isArray(raw) ? raw : [raw]) h.append("set-cookie", line);
+  return getSetCookies(h);
+}
+
+/** Turns the cookies a response sets into a `Cookie` request header (the temporary 2FA cookie, whatever its name). */
+export function cookieHeader(headers: IncomingHttpHeaders): string | undefined {
+  const pairs = setCookies(headers)
+    .filter((c) => c.value !== "" && (c.maxAge === undefined || c.maxAge > 0))
+    .map((c) => `${c.name}=${c.value}`);
+  return pairs.length > 0 ? pairs.join("; ") : undefined;
+}
+
+function errorCode(body: unknown): string | undefined {
+  const code = (body as { error?: unknown } | null)?.error;
+  return typeof code === "string" ? code : undefined;
+}
+
+/**
+ * Supplies the credentials of each request. With email + password + TOTP it signs in on first use (POST sign-in,
+ * expecting 400 TWO_FACTOR_REQUIRED and the 2FA cookie, then POST verify-totp with a code computed by otpauth), keeps
+ * the session token as Bearer, shares one sign-in between concurrent calls, and signs in again when told the
+ * session expired.
+ */
+export class Authenticator {
+  private token: string | null = null;
+  private signingIn: Promise<string> | null = null;
+  private lastTotpCounter = -1;
+  private recentCodes: string[] = [];
+  /** Completed sign-ins (for tests and diagnostics). */
+  signIns = 0;
+
+  constructor(
+    private readonly auth: ClientAuth,
+    private readonly redactor: Redactor,
+    private readonly exchange: AuthExchange,
+    private readonly now: () => number = Date.now,
+  ) {
+    if ("apiKey" in auth) redactor.add(auth.apiKey);
+    else if ("sessionToken" in auth) redactor.add(auth.sessionToken);
+    else redactor.add(auth.password, auth.totpSecret);
+  }
+
+  /** The kind of credential, for diagnostics (never the credential itself). */
+  get kind(): "apiKey" | "sessionToken" | "password" {
+    return "apiKey" in this.auth ? "apiKey" : "sessionToken" in this.auth ? "sessionToken" : "password";
+  }
+
+  /** Headers that authenticate a request, and the session token they carry (to report it expired later). */
+  async headers(signal?: AbortSignal): Promise<{ headers: Record<string, string>; token: string | null }> {
+    if ("apiKey" in this.auth) return { headers: { "x-api-key": this.auth.apiKey }, token: null };
+    if ("sessionToken" in this.auth) {
+      return { headers: { authorization: `Bearer ${this.auth.sessionToken}` }, token: null };
+    }
+    const token = this.token ?? (await this.signIn(signal));
+    return { headers: { authorization: `Bearer ${token}` }, token };
+  }
+
+  /**
+   * The server answered SESSION_EXPIRED for a request made with `failedToken`. Forgets that session so the next call
+   * signs in again. Returns false when this credential cannot sign in again (API key, fixed session token).
+   */
+  sessionExpired(failedToken: string | null): boolean {
+    if (!("password" in this.auth) || failedToken === null) return false;
+    if (this.token === failedToken) this.token = null;
+    return true;
+  }
+
+  /** Signs in (once for all concurrent callers) and resolves to the new session token. */
+  signIn(signal?: AbortSignal): Promise<string> {
+    if (!("password" in this.auth))
+      return Promise.reject(new Error("This client does not sign in: it has no password"));
+    this.signingIn ??= this.performSignIn(this.auth, signal).finally(() => {
+      this.signingIn = null;
+    });
+    return this.signingIn;
+  }
+
+  private async performSignIn(
+    auth: { email: string; password: string; totpSecret: string },
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const first = await this.exchange(
+      "signIn",
+      { email: auth.email, password: auth.password },
+      undefined,
+      (status, code) => status === 400 && code === "TWO_FACTOR_REQUIRED",
+    );
+    let result = first;
+    if (first.status === 400) {
+      const challenge = (first.body as { data?: { totpConfigured?: boolean } }).data;
+      if (challenge?.totpConfigured === false) {
+        throw new ApiError(
+          {
+            status: 400,
+            code: "TWO_FACTOR_REQUIRED",
+            message: `${auth.email} has no TOTP configured; the client can only complete sign-in with a TOTP code`,
+            method: "POST",
+            path: "/auth/sign-in/email",
+            route: "signIn",
+          },
+          this.redactor,
+        );
+      }
+      const cookie = cookieHeader(first.headers);
+      this.redactor.add(...(cookie ?? "").split(/;\s*/).map((pair) => pair.slice(pair.indexOf("=") + 1)));
+      for (let attempt = 0; ; attempt++) {
+        const code = await this.nextTotpCode(auth.totpSecret, signal);
+        // One retry with the next code: the server may be a step ahead, or refuse a code already used.
+        result = await this.exchange(
+          "verifyTotp",
+          { code },
+          cookie,
+          (status, errCode) => attempt === 0 && status === 400 && errCode === "INVALID_OTP",
+        );
+        if (result.status < 300) break;
+        if (errorCode(result.body) !== "INVALID_OTP") break;
+      }
+    }
+    const parsed = SignInResult.safeParse((result.body as { data?: unknown }).data);
+    if (!parsed.success) {
+      throw new ApiError(
+        {
+          status: result.status,
+          code: "INVALID_RESPONSE",
+          message: `Sign-in response carries no session token: ${parsed.error.message}`,
+          method: "POST",
+          path: first === result ? "/auth/sign-in/email" : "/auth/two-factor/verify-totp",
+        },
+        this.redactor,
+      );
+    }
+    this.redactor.add(parsed.data.token);
+    this.token = parsed.data.token;
+    this.signIns++;
+    return parsed.data.token;
+  }
+
+  /** A TOTP code for a time step never used before by this client (waiting for the next step when needed). */
+  private async nextTotpCode(secret: string, signal?: AbortSignal): Promise<string> {
+    const current = Math.floor(this.now() / TOTP_PERIOD_MS);
+    const counter = Math.max(current, this.lastTotpCounter + 1);
+    // Servers accept one step of skew; a step further ahead must wait until it is only one step ahead.
+    const waitMs = (counter - 1) * TOTP_PERIOD_MS - this.now();
+    if (counter > current + 1 && waitMs > 0) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, waitMs);
+        signal?.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(timer);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
+      });
+    }
+    this.lastTotpCounter = counter;
+    const totp = new TOTP({ secret: Secret.fromBase32(secret), algorithm: "SHA1", digits: 6, period: 30 });
+    const code = totp.generate({ timestamp: counter * TOTP_PERIOD_MS });
+    this.redactor.add(code);
+    this.recentCodes.push(code);
+    if (this.recentCodes.length > 4) this.redactor.forget(this.recentCodes.shift()!);
+    return code;
+  }
+}

@@ -1,0 +1,181 @@
+import { inspect } from "node:util";
+import type { Job } from "../api";
+import { patternRedactor, type Redactor } from "./redact";
+
+/** Everything known about a failed API call. Secrets in any field are redacted when the error is built. */
+export interface ApiErrorInit {
+  /** HTTP status; 0 when no response was received (network failure, or the request was never sent). */
+  status: number;
+  /** The API's error code (`error` of the envelope), or one of ours: NETWORK_ERROR, INVALID_RESPONSE, ... */
+  code: string;
+  /** The server's (or our) human-readable explanation, without the request summary. */
+  message: string;
+  method: string;
+  /** Request path relative to the base URL, with its query string. */
+  path: string;
+  /** Contract route name, e.g. `createVolume`. */
+  route?: string;
+  /** The error envelope's `data`, when it had one. */
+  data?: unknown;
+  cause?: unknown;
+  /**
+   * True when the request changes something, may have reached the server and its outcome is unknown (a 5xx, a reset
+   * connection, a timeout after sending). Requests that create something are never retried in that case: check
+   * whether the resource exists (e.g. by its unique name) before trying again.
+   */
+  mayHaveSucceeded?: boolean;
+  /** For 429: how long the server asked us to wait. */
+  retryAfterMs?: number;
+  /** Number of attempts made. */
+  attempts?: number;
+}
+
+/**
+ * The one error of the client for API failures: HTTP status, API code, message, request method/path, response
+ * `data` and `cause`, with credentials redacted everywhere (message, path, data, cause, toJSON, util.inspect).
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  /** The server's message alone (the `message` property adds the request summary). */
+  readonly apiMessage: string;
+  readonly method: string;
+  readonly path: string;
+  readonly route: string | undefined;
+  readonly data: unknown;
+  readonly mayHaveSucceeded: boolean;
+  readonly retryAfterMs: number | undefined;
+  attempts: number;
+
+  constructor(init: ApiErrorInit, redactor: Redactor = patternRedactor) {
+    const apiMessage = redactor.text(init.message);
+    const path = redactor.text(init.path);
+    const where = `${init.method} ${path}`;
+    const status = init.status === 0 ? "no response" : `HTTP ${init.status}`;
+    const ambiguous = init.mayHaveSucceeded ? "; it may have taken effect on the server" : "";
+    super(`${apiMessage} (${init.code}, ${status}, ${where}${ambiguous})`, {
+      cause: init.cause === undefined ? undefined : redactor.error(init.cause),
+    });
+    this.status = init.status;
+    this.code = init.code;
+    this.apiMessage = apiMessage;
+    this.method = init.method;
+    this.path = path;
+    this.route = init.route;
+    this.data = init.data === undefined ? undefined : redactor.value(init.data);
+    this.mayHaveSucceeded = init.mayHaveSucceeded ?? false;
+    this.retryAfterMs = init.retryAfterMs;
+    this.attempts = init.attempts ?? 1;
+    Object.defineProperty(this, "redactor", { value: redactor, enumerable: false });
+  }
+
+  toJSON(): Record<string, unknown> {
+    const redactor = (this as unknown as { redactor: Redactor }).redactor;
+    return {
+      name: this.name,
+      status: this.status,
+      code: this.code,
+      message: this.message,
+      method: this.method,
+      path: this.path,
+      route: this.route,
+      data: this.data,
+      mayHaveSucceeded: this.mayHaveSucceeded,
+      ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
+      attempts: this.attempts,
+      ...(this.cause !== undefined ? { cause: redactor.errorSummary(this.cause) } : {}),
+    };
+  }
+
+  [inspect.custom](_depth: number, options: Parameters<typeof inspect>[1]): string {
+    const { name: _name, message: _message, ...details } = this.toJSON();
+    const redactor = (this as unknown as { redactor: Redactor }).redactor;
+    return `${redactor.text(this.stack ?? `${this.name}: ${this.message}`)} ${inspect(details, { ...options, depth: 4 })}`;
+  }
+}
+
+/** One problem found in a request before it was sent. */
+export interface RequestIssue {
+  /** Dotted path of the offending field, prefixed by where it is: `body.name`, `query.limit`, `path.id`. */
+  field: string;
+  message: string;
+}
+
+/** The request does not satisfy the contract; it was not sent. Names every offending field. */
+export class RequestValidationError extends ApiError {
+  readonly issues: RequestIssue[];
+
+  constructor(init: { method: string; path: string; route: string; issues: RequestIssue[] }, redactor?: Redactor) {
+    const text = init.issues.map((i) => `${i.field}: ${i.message}`).join("; ");
+    super(
+      {
+        status: 0,
+        code: "INVALID_REQUEST",
+        message: `${init.route}: invalid request, not sent: ${text}`,
+        method: init.method,
+        path: init.path,
+        route: init.route,
+        data: { issues: init.issues },
+        attempts: 0,
+      },
+      redactor,
+    );
+    this.issues = init.issues;
+  }
+}
+
+/** A job ended with status `failed`. Carries the job record; the message includes the job's error text. */
+export class JobFailedError extends Error {
+  constructor(readonly job: Job) {
+    super(
+      `Job ${job.id} (${job.operation ?? job.resourceType}${job.resourceId ? ` of ${job.resourceId}` : ""}) failed: ${
+        job.error ?? "no error text given"
+      }`,
+    );
+  }
+}
+
+/** A wait for a job gave up after its timeout; the job may still finish later. */
+export class JobTimeoutError extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly timeoutMs: number,
+    /** The job as last seen, if it was seen at all. */
+    readonly lastSeen: Job | undefined,
+  ) {
+    const state = lastSeen ? `last seen ${lastSeen.status} at ${lastSeen.progress}%` : "never seen by a poll";
+    super(`Timed out after ${timeoutMs} ms waiting for job ${jobId} (${state})`);
+  }
+}
+
+/** A job id was absent from several consecutive polls: unknown, another tenant's, or expired. */
+export class JobNotFoundError extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly polls: number,
+  ) {
+    super(
+      `Job ${jobId} was absent from ${polls} consecutive polls of POST /resource/jobs: ` +
+        `the id is unknown, belongs to another tenant, or the job has expired`,
+    );
+  }
+}
+
+/** The client was closed while the operation was pending. */
+export class ClientClosedError extends Error {
+  constructor(what = "operation") {
+    super(`The client was closed; the pending ${what} was abandoned`);
+  }
+}
+
+// Names live on the prototypes so that stacks, which are captured during `super()`, already carry them.
+for (const cls of [
+  ApiError,
+  RequestValidationError,
+  JobFailedError,
+  JobTimeoutError,
+  JobNotFoundError,
+  ClientClosedError,
+]) {
+  Object.defineProperty(cls.prototype, "name", { value: cls.name, writable: true, configurable: true });
+}

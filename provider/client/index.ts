@@ -1,0 +1,50 @@
+/** The typed client of the Cloud Infrastructure Management API. */
+export {
+  CloudClient,
+  type ApiResponse,
+  type CallArgs,
+  type CallOptions,
+  type CloudClientOptions,
+  type ItemOf,
+  type ListAllExtra,
+  type Page,
+  type PagedRouteName,
+  type ResultOf,
+  type RouteMethods,
+} from "./client";
+export { Authenticator, cookieHeader, setCookies, type ClientAuth } from "./auth";
+export {
+  ApiError,
+  ClientClosedError,
+  JobFailedError,
+  JobNotFoundError,
+  JobTimeoutError,
+  RequestValidationError,
+  type ApiErrorInit,
+  type RequestIssue,
+} from "./errors";
+export {
+  JobWaiter,
+  type JobQuery,
+  type JobWaiterOptions,
+  type JobWaiterStats,
+  type TickRecord,
+  type WaitOptions,
+} from "./job-waiter";
+export {
+  Pacer,
+  RateBudget,
+  strictlyLimitedRoutes,
+  type BudgetSnapshot,
+  type PacingOptions,
+  type Permit,
+} from "./pacing";
+export { Redactor } from "./redact";
+export {
+  isIdempotent,
+  isMutating,
+  retryAfterMs,
+  type ExchangeInfo,
+  type RetryOptions,
+  type TimeoutOptions,
+} from "./transport";

@@ -1,0 +1,423 @@
+import type { IncomingHttpHeaders } from "node:http";
+import pRetry from "p-retry";
+import { Pool, type Dispatcher } from "undici";
+import { z } from "zod";
+import { routes, type RouteName, type RouteSpec } from "../api";
+import type { Authenticator } from "./auth";
+import { ApiError, ClientClosedError, RequestValidationError, type RequestIssue } from "./errors";
+import { resetHeaderMs, type Pacer } from "./pacing";
+import type { Redactor } from "./redact";
+
+export interface TimeoutOptions {
+  /** TCP/TLS connect timeout (only for the dispatcher the client creates). Default 10 s. */
+  connectMs?: number;
+  /** Time allowed until the response headers arrive. Default 60 s. */
+  headersMs?: number;
+  /** Time allowed between body chunks. Default 60 s. */
+  bodyMs?: number;
+  /** Idle keep-alive of pooled connections (only for the dispatcher the client creates). Default 30 s. */
+  keepAliveMs?: number;
+  /** Maximum connections to the server (only for the dispatcher the client creates). Default 32. */
+  connections?: number;
+}
+
+export interface RetryOptions {
+  /** Retries after 5xx and network failures (of requests that may be retried). Default 4. */
+  retries?: number;
+  /** First backoff delay; it doubles each retry, randomized (jitter). Default 250 ms. */
+  minDelayMs?: number;
+  /** Longest backoff delay. Default 8 s. */
+  maxDelayMs?: number;
+  /** 429 answers retried without consuming `retries` (the pacer waits out the limit). Default 20. */
+  maxRateLimitRetries?: number;
+}
+
+/** One HTTP exchange as the client saw it (every attempt, including those retried). */
+export interface ExchangeInfo {
+  route: string;
+  method: string;
+  path: string;
+  /** 0 when no response arrived. */
+  status: number;
+  attempt: number;
+  durationMs: number;
+  /** The API error code of an error response, or the network error code. */
+  code?: string;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  dispatcher?: Dispatcher;
+  timeouts?: TimeoutOptions;
+  retry?: RetryOptions;
+  pacer: Pacer;
+  redactor: Redactor;
+  userAgent?: string;
+  onExchange?: (info: ExchangeInfo) => void;
+}
+
+/** A request checked against the contract, ready to send. */
+export interface PreparedRequest {
+  route: RouteName;
+  spec: RouteSpec;
+  method: string;
+  /** Path relative to the base URL, with the query string. */
+  path: string;
+  body: string | undefined;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON, or undefined for an empty or non-JSON body. */
+  body: unknown;
+  /** The body text when it was not JSON. */
+  text: string;
+  attempts: number;
+}
+
+export interface SendOptions {
+  signal?: AbortSignal;
+  /** Extra request headers (e.g. `cookie` for the 2FA routes). */
+  headers?: Record<string, string>;
+  /** Credentials to attach; null for public and 2FA routes. */
+  auth: Authenticator | null;
+  /** Error statuses to hand back as a response instead of throwing. */
+  accept?: (status: number, code: string | undefined) => boolean;
+}
+
+/** Routes sent with POST that change nothing: safe to retry like a GET. */
+const readOnlyPosts: ReadonlySet<string> = new Set(["queryJobs"]);
+/** Non-GET routes whose repetition has the same effect as one call (absolute updates and deletes). */
+const idempotentPatches: ReadonlySet<string> = new Set(["setApiKeyStatus"]);
+
+/** Network errors raised before a single byte of the request could reach the server. */
+const unreachedCodes: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+]);
+const closedCodes: ReadonlySet<string> = new Set(["UND_ERR_CLOSED", "UND_ERR_DESTROYED"]);
+
+type RetryKind = "always" | "ifIdempotent" | "never";
+const retryKinds = new WeakMap<ApiError, RetryKind>();
+
+/** May this route be sent again after an ambiguous failure (5xx, connection lost after sending)? */
+export function isIdempotent(route: RouteName): boolean {
+  const method = routes[route].method;
+  return (
+    method === "GET" ||
+    method === "PUT" ||
+    method === "DELETE" ||
+    readOnlyPosts.has(route) ||
+    idempotentPatches.has(route)
+  );
+}
+
+/** Does this route change anything on the server? */
+export function isMutating(route: RouteName): boolean {
+  return routes[route].method !== "GET" && !readOnlyPosts.has(route);
+}
+
+function networkCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    if (e instanceof AggregateError && e.errors.length > 0) {
+      const inner = (e.errors[0] as { code?: unknown }).code;
+      if (typeof inner === "string") return inner;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** How long a 429 asks us to wait: `data.retryAfter`, then `Retry-After`, then `X-RateLimit-Reset`; 1 s otherwise. */
+export function retryAfterMs(headers: IncomingHttpHeaders, body: unknown, now = Date.now()): number {
+  const fromData = (body as { data?: { retryAfter?: unknown } } | undefined)?.data?.retryAfter;
+  if (typeof fromData === "number" && Number.isFinite(fromData) && fromData >= 0) return fromData * 1000;
+  const retryAfter = header(headers, "retry-after");
+  if (retryAfter !== undefined) {
+    const seconds = Number(retryAfter);
+    if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return Math.max(0, date - now);
+  }
+  const reset = resetHeaderMs(header(headers, "x-ratelimit-reset"), now);
+  if (reset !== undefined) return Math.max(0, reset - now);
+  return 1000;
+}
+
+/** Turns zod issues into named fields: `body.networkInterfaces.0.primary: ...`. */
+function issuesOf(where: "path" | "query" | "body", error: z.ZodError): RequestIssue[] {
+  return error.issues.map((i) => {
+    const field = [where, ...i.path.map(String)].join(".");
+    if (i.code === "unrecognized_keys") return { field, message: `unknown field(s): ${i.keys.join(", ")}` };
+    return { field, message: i.message };
+  });
+}
+
+function queryString(query: Record<string, unknown>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    for (const item of Array.isArray(value) ? value : [value]) search.append(key, String(item));
+  }
+  const text = search.toString();
+  return text.length > 0 ? `?${text}` : "";
+}
+
+/**
+ * The wire: one undici dispatcher (keep-alive pool), contract validation before sending, pacing, retries with
+ * p-retry, credential handling and the mapping of every failure to an ApiError.
+ */
+export class Transport {
+  readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly origin: string;
+  private readonly basePath: string;
+  private readonly timeouts: Required<TimeoutOptions>;
+  private readonly retry: Required<RetryOptions>;
+  private closed = false;
+
+  constructor(private readonly options: TransportOptions) {
+    const url = new URL(options.baseUrl);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, "");
+    this.timeouts = {
+      connectMs: 10_000,
+      headersMs: 60_000,
+      bodyMs: 60_000,
+      keepAliveMs: 30_000,
+      connections: 32,
+      ...options.timeouts,
+    };
+    this.retry = { retries: 4, minDelayMs: 250, maxDelayMs: 8_000, maxRateLimitRetries: 20, ...options.retry };
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      new Pool(this.origin, {
+        connections: this.timeouts.connections,
+        keepAliveTimeout: this.timeouts.keepAliveMs,
+        connect: { timeout: this.timeouts.connectMs },
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+      });
+  }
+
+  /** Checks params, query and body against the route's schemas and builds the request; nothing is sent. */
+  prepare(route: RouteName, args: { params?: unknown; query?: unknown; body?: unknown }): PreparedRequest {
+    const spec: RouteSpec = routes[route];
+    const issues: RequestIssue[] = [];
+    const check = (where: "path" | "query" | "body", schema: z.ZodType | undefined, value: unknown) => {
+      if (!schema) {
+        const empty = value === undefined || (where !== "body" && Object.keys(value as object).length === 0);
+        if (!empty) issues.push({ field: where, message: `${route} takes no ${where === "path" ? "params" : where}` });
+        return;
+      }
+      const result = schema.safeParse(value ?? (where === "body" ? undefined : {}));
+      if (!result.success) issues.push(...issuesOf(where, result.error));
+    };
+    const params = (args.params ?? {}) as Record<string, unknown>;
+    const query = (args.query ?? {}) as Record<string, unknown>;
+    check("path", spec.params, params);
+    check("query", spec.query, query);
+    check("body", spec.body, args.body);
+    const path =
+      spec.path.replace(/:(\w+)/g, (_, name: string) =>
+        encodeURIComponent(params[name] === undefined ? `:${name}` : String(params[name])),
+      ) + queryString(query);
+    if (issues.length > 0) {
+      throw new RequestValidationError({ method: spec.method, path, route, issues }, this.options.redactor);
+    }
+    return {
+      route,
+      spec,
+      method: spec.method,
+      path,
+      body: spec.body && args.body !== undefined ? JSON.stringify(args.body) : undefined,
+    };
+  }
+
+  /**
+   * Sends a prepared request with pacing and retries: 429 always (after the pause it asks for), 5xx and lost
+   * connections only when the route is idempotent, a refused connection always (the request never left). A session
+   * that expired is renewed once. Resolves with 2xx responses and those `accept` allows; rejects with ApiError.
+   */
+  async send(request: PreparedRequest, options: SendOptions): Promise<RawResponse> {
+    const idempotent = isIdempotent(request.route);
+    let rateLimited = 0;
+    return pRetry(
+      async (attempt) => {
+        for (let renewed = false; ;) {
+          const credentials = options.auth ? await options.auth.headers() : { headers: {}, token: null };
+          const response = await this.exchange(
+            request,
+            { ...options.headers, ...credentials.headers },
+            attempt,
+            options.signal,
+          );
+          const code = (response.body as { error?: unknown } | undefined)?.error;
+          const apiCode = typeof code === "string" ? code : undefined;
+          if (response.status < 300 || options.accept?.(response.status, apiCode)) return response;
+          if (
+            response.status === 401 &&
+            apiCode === "SESSION_EXPIRED" &&
+            !renewed &&
+            options.auth?.sessionExpired(credentials.token)
+          ) {
+            renewed = true;
+            continue;
+          }
+          const error = this.errorFromResponse(request, response, attempt);
+          if (response.status === 429) {
+            this.options.pacer.budgetFor(request.route).pause(error.retryAfterMs ?? 1000);
+          }
+          throw error;
+        }
+      },
+      {
+        retries: this.retry.retries,
+        minTimeout: this.retry.minDelayMs,
+        maxTimeout: this.retry.maxDelayMs,
+        factor: 2,
+        randomize: true,
+        signal: options.signal,
+        shouldConsumeRetry: ({ error }) =>
+          !(error instanceof ApiError && error.status === 429 && ++rateLimited <= this.retry.maxRateLimitRetries),
+        shouldRetry: ({ error }) => {
+          if (this.closed || !(error instanceof ApiError)) return false;
+          const kind = retryKinds.get(error) ?? "never";
+          return kind === "always" || (kind === "ifIdempotent" && idempotent);
+        },
+      },
+    );
+  }
+
+  /** Closes the dispatcher when the client created it (an injected one belongs to its owner). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  /** One HTTP exchange, inside the pacing budget of its route. Network failures become ApiError (status 0). */
+  private async exchange(
+    request: PreparedRequest,
+    extraHeaders: Record<string, string>,
+    attempt: number,
+    signal: AbortSignal | undefined,
+  ): Promise<RawResponse> {
+    if (this.closed) throw new ClientClosedError("request");
+    const budget = this.options.pacer.budgetFor(request.route);
+    const permit = await budget.acquire(signal);
+    const started = Date.now();
+    const headers: Record<string, string> = {
+      accept: "application/json",
+      "user-agent": this.options.userAgent ?? "cloudinfra-pulumi-client/0.1",
+      ...extraHeaders,
+    };
+    if (request.body !== undefined) headers["content-type"] = "application/json";
+    let status = 0;
+    let responseHeaders: IncomingHttpHeaders | undefined;
+    try {
+      const response = await this.dispatcher.request({
+        origin: this.origin,
+        path: this.basePath + request.path,
+        method: request.method as Dispatcher.HttpMethod,
+        headers,
+        body: request.body,
+        signal,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyMs,
+      });
+      status = response.statusCode;
+      responseHeaders = response.headers;
+      const text = await response.body.text();
+      let body: unknown;
+      if (text.length > 0) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+      }
+      const code = (body as { error?: unknown } | undefined)?.error;
+      this.report(request, status, attempt, started, typeof code === "string" ? code : undefined);
+      return { status, headers: responseHeaders, body, text: body === undefined ? text : "", attempts: attempt };
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
+      const code = networkCode(cause);
+      this.report(request, status, attempt, started, code ?? "NETWORK_ERROR");
+      if (this.closed || (code !== undefined && closedCodes.has(code))) throw new ClientClosedError("request");
+      // A failure while reading the body still means the server processed the request.
+      const reached = status !== 0 || code === undefined || !unreachedCodes.has(code);
+      const error = new ApiError(
+        {
+          status,
+          code: "NETWORK_ERROR",
+          message: `Network failure${code ? ` (${code})` : ""}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          method: request.method,
+          path: request.path,
+          route: request.route,
+          cause,
+          mayHaveSucceeded: reached && isMutating(request.route),
+          attempts: attempt,
+        },
+        this.options.redactor,
+      );
+      retryKinds.set(error, reached ? "ifIdempotent" : "always");
+      throw error;
+    } finally {
+      permit.done(responseHeaders, status);
+    }
+  }
+
+  private report(request: PreparedRequest, status: number, attempt: number, started: number, code?: string): void {
+    this.options.onExchange?.({
+      route: request.route,
+      method: request.method,
+      path: request.path,
+      status,
+      attempt,
+      durationMs: Date.now() - started,
+      ...(code !== undefined ? { code } : {}),
+    });
+  }
+
+  /** The ApiError of an error response, classified for retries. */
+  errorFromResponse(request: PreparedRequest, response: RawResponse, attempt: number): ApiError {
+    const envelope = (response.body ?? {}) as { error?: unknown; message?: unknown; data?: unknown };
+    const status = response.status;
+    const code = typeof envelope.error === "string" ? envelope.error : `HTTP_${status}`;
+    const serverError = status >= 500 && status !== 501;
+    const text = response.text.trim().slice(0, 200);
+    const error = new ApiError(
+      {
+        status,
+        code,
+        message:
+          typeof envelope.message === "string" ? envelope.message : text.length > 0 ? text : `HTTP status ${status}`,
+        method: request.method,
+        path: request.path,
+        route: request.route,
+        data: envelope.data,
+        mayHaveSucceeded: serverError && isMutating(request.route),
+        retryAfterMs: status === 429 ? retryAfterMs(response.headers, response.body) : undefined,
+        attempts: attempt,
+      },
+      this.options.redactor,
+    );
+    retryKinds.set(error, status === 429 ? "always" : serverError ? "ifIdempotent" : "never");
+    return error;
+  }
+}

@@ -1,0 +1,315 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import type { Job } from "../../provider/api";
+import {
+  ApiError,
+  ClientClosedError,
+  JobFailedError,
+  JobNotFoundError,
+  JobTimeoutError,
+  JobWaiter,
+} from "../../provider/client";
+import type { Pool } from "undici";
+import { clientHarness, sleep } from "./helpers";
+
+/** A fake job store behind a fake POST /resource/jobs that records every call. */
+function fakeJobs() {
+  const jobs = new Map<string, Job>();
+  const calls: string[][] = [];
+  let failNext: unknown[] = [];
+  const beforeCall = new Map<number, () => void>();
+  const now = new Date().toISOString();
+  return {
+    calls,
+    add(status: Job["status"] = "pending", progress = 0): string {
+      const id = randomUUID();
+      jobs.set(id, {
+        id,
+        status,
+        progress,
+        resourceType: "volume",
+        resourceId: null,
+        error: null,
+        createdAt: now,
+        updatedAt: now,
+        completedAt: null,
+      });
+      return id;
+    },
+    set(id: string, patch: Partial<Job>) {
+      jobs.set(id, { ...jobs.get(id)!, ...patch });
+    },
+    failWith(...errors: unknown[]) {
+      failNext = errors;
+    },
+    /** Runs `action` just before answering the n-th query (1-based). */
+    onCall(n: number, action: () => void) {
+      beforeCall.set(n, action);
+    },
+    query: async (ids: string[]): Promise<Job[]> => {
+      calls.push(ids);
+      beforeCall.get(calls.length)?.();
+      if (failNext.length > 0) throw failNext.shift();
+      return ids.flatMap((id) => (jobs.has(id) ? [structuredClone(jobs.get(id)!)] : []));
+    },
+  };
+}
+
+const fast = { pollIntervalMs: 10, maxPollIntervalMs: 40, backoffFactor: 2 };
+
+describe("JobWaiter (unit)", () => {
+  it("polls every awaited job together, in batches of at most 50", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const ids = Array.from({ length: 120 }, () => store.add());
+    const done = Promise.all(ids.map((id) => waiter.wait(id)));
+    await sleep(25);
+    for (const id of ids) store.set(id, { status: "completed", progress: 100, resourceId: id });
+    const jobs = await done;
+    expect(jobs.map((j) => j.id)).toEqual(ids);
+    expect(store.calls.every((batch) => batch.length <= 50)).toBe(true);
+    expect(waiter.tickLog.every((t) => t.requests === Math.ceil(t.jobs / 50))).toBe(true);
+    expect(waiter.stats.maxRequestsPerTick).toBe(3);
+    expect(waiter.stats.requests).toBe(store.calls.length);
+    // Each id polled exactly once per tick.
+    expect(store.calls.flat().length).toBe(waiter.stats.ticks * 120);
+    expect(waiter.active).toBe(false);
+  });
+
+  it("shares one poll between callers waiting for the same job", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const id = store.add();
+    const both = Promise.all([waiter.wait(id), waiter.wait(id)]);
+    await sleep(15);
+    store.set(id, { status: "completed", progress: 100 });
+    const [a, b] = await both;
+    expect(a.id).toBe(id);
+    expect(b.id).toBe(id);
+    expect(store.calls.every((batch) => batch.length === 1)).toBe(true);
+  });
+
+  it("backs off while nothing changes and returns to the minimum on a change or a new job", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, { pollIntervalMs: 10, maxPollIntervalMs: 40, backoffFactor: 2 });
+    const first = store.add("in_progress", 10);
+    let second: Promise<Job> | undefined;
+    store.onCall(5, () => store.set(first, { progress: 60 }));
+    store.onCall(8, () => {
+      second = waiter.wait(store.add("completed", 100));
+    });
+    store.onCall(9, () => store.set(first, { status: "completed", progress: 100 }));
+    await waiter.wait(first);
+    await second;
+    // tickLog[i].intervalMs is the delay before tick i: the first tick meets a new job, then 10 → 20 → 40 while
+    // nothing changes; tick 5 sees a change, back to 10 → 20; a job added during tick 8 brings it back to 10.
+    expect(waiter.tickLog.map((t) => t.intervalMs)).toEqual([10, 10, 20, 40, 40, 10, 20, 40, 10]);
+    expect(waiter.tickLog.map((t) => t.jobs)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 2]);
+    expect(waiter.active).toBe(false);
+  });
+
+  it("polls a job added while waiting out a long interval at the minimum interval", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, { pollIntervalMs: 10, maxPollIntervalMs: 1000, backoffFactor: 100 });
+    const slow = store.add("in_progress", 5);
+    const waiting = waiter.wait(slow);
+    while (waiter.tickLog.length < 2) await sleep(5);
+    // The next tick is due in 1 s; a new job must not wait that long.
+    const added = Date.now();
+    const quick = await waiter.wait(store.add("completed", 100));
+    expect(quick.status).toBe("completed");
+    expect(waiter.tickLog.at(-1)!.intervalMs).toBe(10);
+    expect(waiter.tickLog.at(-1)!.at - added).toBeLessThan(500);
+    store.set(slow, { status: "completed", progress: 100 });
+    await waiting;
+  });
+
+  it("rejects with JobFailedError carrying the job", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const id = store.add();
+    store.set(id, { status: "failed", error: "volume quota exceeded" });
+    const error = await waiter.wait(id).catch((e) => e);
+    expect(error).toBeInstanceOf(JobFailedError);
+    expect(error.job).toMatchObject({ id, status: "failed" });
+    expect(error.message).toContain("volume quota exceeded");
+  });
+
+  it("reports an id absent from several consecutive polls, and stops polling", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, { ...fast, missingPollsLimit: 3 });
+    const ghost = randomUUID();
+    const error = await waiter.wait(ghost).catch((e) => e);
+    expect(error).toBeInstanceOf(JobNotFoundError);
+    expect(error.message).toContain(ghost);
+    expect(store.calls).toHaveLength(3);
+    expect(waiter.active).toBe(false);
+  });
+
+  it("times out a wait with an error naming the job and its last state, and leaves no timer", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const id = store.add("in_progress", 42);
+    const error = await waiter.wait(id, { timeoutMs: 60 }).catch((e) => e);
+    expect(error).toBeInstanceOf(JobTimeoutError);
+    expect(error.message).toContain(id);
+    expect(error.message).toContain("in_progress at 42%");
+    expect(waiter.awaited).toEqual([]);
+    expect(waiter.active).toBe(false);
+    const calls = store.calls.length;
+    await sleep(50);
+    expect(store.calls.length).toBe(calls);
+  });
+
+  it("rejects an id that is not a UUID without polling it", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    await expect(waiter.wait("job-1")).rejects.toThrow(/UUID/);
+    expect(store.calls).toHaveLength(0);
+  });
+
+  it("waitAll rejects on the first failure and abandons the other waits", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const ok = store.add();
+    const bad = store.add();
+    store.set(bad, { status: "failed", error: "boom" });
+    await expect(waiter.waitAll([ok, bad])).rejects.toBeInstanceOf(JobFailedError);
+    expect(waiter.awaited).toEqual([]);
+    expect(waiter.active).toBe(false);
+  });
+
+  it("fails the waits of a batch at once on a permanent error, after retries on transient ones", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, { ...fast, maxConsecutiveErrors: 3 });
+    const forbidden = new ApiError({
+      status: 403,
+      code: "INSUFFICIENT_PERMISSIONS",
+      message: "no",
+      method: "POST",
+      path: "/resource/jobs",
+    });
+    store.failWith(forbidden);
+    await expect(waiter.wait(store.add())).rejects.toBe(forbidden);
+    expect(store.calls).toHaveLength(1);
+
+    const flaky = new ApiError({
+      status: 503,
+      code: "SERVER_ERROR",
+      message: "down",
+      method: "POST",
+      path: "/resource/jobs",
+    });
+    store.failWith(flaky, flaky);
+    const id = store.add();
+    const done = waiter.wait(id);
+    await sleep(40);
+    store.set(id, { status: "completed", progress: 100 });
+    expect((await done).id).toBe(id);
+    expect(waiter.stats.failedRequests).toBe(3);
+
+    store.failWith(flaky, flaky, flaky);
+    await expect(waiter.wait(store.add())).rejects.toBe(flaky);
+  });
+
+  it("close rejects pending waits and stops polling", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const pending = waiter.wait(store.add());
+    await sleep(15);
+    waiter.close();
+    await expect(pending).rejects.toBeInstanceOf(ClientClosedError);
+    expect(waiter.active).toBe(false);
+    await expect(waiter.wait(store.add())).rejects.toBeInstanceOf(ClientClosedError);
+  });
+
+  it("honours an abort signal", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const controller = new AbortController();
+    const pending = waiter.wait(store.add(), { signal: controller.signal });
+    controller.abort(new Error("stop"));
+    await expect(pending).rejects.toThrow("stop");
+    expect(waiter.active).toBe(false);
+  });
+});
+
+describe("JobWaiter against the emulator", () => {
+  it("awaits 120 concurrent volume creates with at most ⌈120/50⌉ = 3 job queries per tick", async () => {
+    // Volume creates take ~0.9 s here, so that many jobs are awaited at the same time.
+    const h = await clientHarness({ jobDurationMs: 8000 });
+    const client = h.client({ jobs: { pollIntervalMs: 100, maxPollIntervalMs: 400 } });
+    const dc = h.emulator.bootstrap.fixtures.datacenters[0].id;
+    const jobs = await Promise.all(
+      Array.from({ length: 120 }, async (_, i) => {
+        const created = await client.createVolume({
+          body: { name: `bulk-${i}`, datacenterId: dc, volumeTypeId: 1, volumeSizeId: 101, sizeGb: 10 },
+        });
+        return client.jobs.wait(created.jobId, { timeoutMs: 30_000 });
+      }),
+    );
+    expect(jobs).toHaveLength(120);
+    expect(jobs.every((j) => j.status === "completed")).toBe(true);
+    const volumes = Object.values(h.emulator.ctx.state.volumes).filter((v) => v.name.startsWith("bulk-"));
+    expect(volumes).toHaveLength(120);
+    expect(volumes.every((v) => v.status === "Available")).toBe(true);
+
+    const { stats, tickLog } = client.jobs;
+    expect(stats.maxJobsPerTick).toBeGreaterThan(100);
+    expect(stats.maxRequestsPerTick).toBe(3);
+    expect(tickLog.every((t) => t.requests <= Math.ceil(t.jobs / 50))).toBe(true);
+
+    // The emulator's own log: queryJobs requests, grouped into ticks (ticks are ≥ 100 ms apart).
+    const logged = await h.requestLog({ route: "queryJobs" });
+    expect(logged).toHaveLength(stats.requests);
+    const ticks: number[][] = [];
+    for (const entry of logged) {
+      const last = ticks.at(-1);
+      if (last && entry.at - last[0] < 50) last.push(entry.at);
+      else ticks.push([entry.at]);
+    }
+    expect(ticks).toHaveLength(stats.ticks);
+    expect(Math.max(...ticks.map((t) => t.length))).toBe(3);
+    expect(client.jobs.active).toBe(false);
+  });
+
+  it("reports another tenant's job as not found instead of polling forever", async () => {
+    const h = await clientHarness();
+    const outsider = h.client({ as: "outsider" });
+    const created = await outsider.createVolume({
+      body: {
+        name: "theirs",
+        datacenterId: h.emulator.bootstrap.fixtures.datacenters[0].id,
+        volumeTypeId: 1,
+        volumeSizeId: 101,
+        sizeGb: 10,
+      },
+    });
+    const admin = h.client({ jobs: { pollIntervalMs: 10, maxPollIntervalMs: 20, missingPollsLimit: 3 } });
+    const error = await admin.jobs.wait(created.jobId).catch((e) => e);
+    expect(error).toBeInstanceOf(JobNotFoundError);
+    expect(admin.jobs.stats.requests).toBe(3);
+    expect(h.emulator.ctx.state.jobs[created.jobId]).toBeDefined();
+  });
+
+  it("client.close() rejects pending waits and later calls, and closes the client's own dispatcher", async () => {
+    const h = await clientHarness({ jobDurationMs: 60_000 });
+    const client = h.client();
+    const created = await client.createVolume({
+      body: {
+        name: "slow",
+        datacenterId: h.emulator.bootstrap.fixtures.datacenters[0].id,
+        volumeTypeId: 1,
+        volumeSizeId: 101,
+        sizeGb: 10,
+      },
+    });
+    const pending = client.jobs.wait(created.jobId);
+    while (client.jobs.stats.ticks < 1) await sleep(10);
+    await client.close();
+    await expect(pending).rejects.toBeInstanceOf(ClientClosedError);
+    await expect(client.check()).rejects.toBeInstanceOf(ClientClosedError);
+    expect(client.jobs.active).toBe(false);
+    expect((client.dispatcher as Pool).closed).toBe(true);
+  });
+});

@@ -1,0 +1,164 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { describe, expect, it } from "vitest";
+import { Pacer, RateBudget, type Permit } from "../../provider/client";
+import { clientHarness, sleep } from "./helpers";
+
+/** Headers as the API sends them, for a window ending `resetInMs` from now. */
+function limitHeaders(limit: number, remaining: number, resetAtMs: number): IncomingHttpHeaders {
+  return {
+    "x-ratelimit-limit": String(limit),
+    "x-ratelimit-remaining": String(remaining),
+    "x-ratelimit-reset": String(Math.ceil(resetAtMs / 1000)),
+  };
+}
+
+/** Requests that have been granted but not yet answered, in grant order. */
+function grantTracker(budget: RateBudget, count: number) {
+  const granted: Permit[] = [];
+  const all = Array.from({ length: count }, () => budget.acquire().then((p) => granted.push(p)));
+  return { granted, all };
+}
+
+const settle = () => sleep(5);
+
+describe("RateBudget (unit)", () => {
+  it("lets only a few requests through before the first response", async () => {
+    const budget = new RateBudget({ initialConcurrency: 3, jitterMs: 0 });
+    const { granted } = grantTracker(budget, 10);
+    await settle();
+    expect(granted).toHaveLength(3);
+    expect(budget.snapshot()).toMatchObject({ state: "unknown", inFlight: 3, queued: 7 });
+  });
+
+  it("counts requests in flight against the remaining budget", async () => {
+    const now = 1_000_000_000_000;
+    const budget = new RateBudget({ initialConcurrency: 2, jitterMs: 0, now: () => now });
+    const { granted } = grantTracker(budget, 20);
+    await settle();
+    // First answer: 10 left in this window; one request is still in flight, so 9 more may go.
+    granted[0].done(limitHeaders(12, 10, now + 60_000), 200);
+    await settle();
+    expect(granted).toHaveLength(2 + 9);
+    expect(budget.snapshot()).toMatchObject({ state: "known", remaining: 10, inFlight: 10 });
+    // A late answer of the same window with a higher figure does not raise the budget.
+    granted[1].done(limitHeaders(12, 11, now + 60_000), 200);
+    await settle();
+    expect(granted).toHaveLength(12);
+  });
+
+  it("waits until the window resets when nothing is left, then probes again", async () => {
+    const budget = new RateBudget({ initialConcurrency: 1, jitterMs: 0 });
+    const { granted } = grantTracker(budget, 3);
+    await settle();
+    granted[0].done(limitHeaders(1, 0, Date.now() + 1000), 200);
+    await settle();
+    expect(granted).toHaveLength(1);
+    const snapshot = budget.snapshot();
+    expect(snapshot).toMatchObject({ state: "known", remaining: 0, queued: 2 });
+    while (granted.length < 2) await sleep(20);
+    expect(Date.now()).toBeGreaterThanOrEqual(snapshot.resetAt);
+    // After the reset only a probe goes until new figures arrive.
+    await settle();
+    expect(granted).toHaveLength(2);
+    granted[1].done(limitHeaders(5, 4, Date.now() + 60_000), 200);
+    await settle();
+    expect(granted).toHaveLength(3);
+  });
+
+  it("pauses the whole queue on a 429", async () => {
+    const budget = new RateBudget({ initialConcurrency: 5, jitterMs: 0 });
+    const first = await budget.acquire();
+    first.done(limitHeaders(100, 50, Date.now() + 60_000), 429);
+    const started = Date.now();
+    budget.pause(150);
+    const { granted } = grantTracker(budget, 3);
+    await sleep(50);
+    expect(granted).toHaveLength(0);
+    while (granted.length < 3) await sleep(10);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+  });
+
+  it("stops pacing when the server sends no limit headers", async () => {
+    const budget = new RateBudget({ initialConcurrency: 1, jitterMs: 0 });
+    const { granted } = grantTracker(budget, 50);
+    await settle();
+    expect(granted).toHaveLength(1);
+    granted[0].done({}, 200);
+    await settle();
+    expect(granted).toHaveLength(50);
+    expect(budget.snapshot().state).toBe("unlimited");
+  });
+
+  it("does not conclude 'no limit' from an error answer without headers", async () => {
+    const budget = new RateBudget({ initialConcurrency: 1, jitterMs: 0 });
+    const { granted } = grantTracker(budget, 3);
+    await settle();
+    granted[0].done({}, 404);
+    await settle();
+    expect(budget.snapshot().state).toBe("unknown");
+    expect(granted).toHaveLength(2);
+  });
+
+  it("drops a waiter whose signal aborts, and rejects everyone on close", async () => {
+    const budget = new RateBudget({ initialConcurrency: 1, jitterMs: 0 });
+    await budget.acquire();
+    const controller = new AbortController();
+    const aborted = budget.acquire(controller.signal);
+    const closed = budget.acquire();
+    controller.abort(new Error("cancelled"));
+    await expect(aborted).rejects.toThrow("cancelled");
+    expect(budget.snapshot().queued).toBe(1);
+    budget.close();
+    await expect(closed).rejects.toThrow(/closed/);
+  });
+
+  it("keeps the stricter per-route limits in budgets of their own", () => {
+    const pacer = new Pacer();
+    expect(pacer.budgetFor("getVm")).toBe(pacer.budgetFor("listVms"));
+    expect(pacer.budgetFor("signIn")).not.toBe(pacer.budgetFor("getVm"));
+    expect(pacer.budgetFor("verifyTotp")).not.toBe(pacer.budgetFor("signIn"));
+    expect(pacer.budgetFor("signIn")).toBe(pacer.budgetFor("signIn"));
+  });
+});
+
+describe("pacing against the emulator's rate limit", () => {
+  it("spreads 300 concurrent GETs over the windows of a 100-per-2 s limit with zero 429s", async () => {
+    const h = await clientHarness({ rateLimit: 100, rateLimitWindowMs: 2000 });
+    const client = h.client();
+    const results = await Promise.all(Array.from({ length: 300 }, () => client.check()));
+    expect(results).toHaveLength(300);
+    expect(results.every((r) => r.user.id === h.emulator.bootstrap.users.admin.id)).toBe(true);
+    expect(h.exchanges.filter((e) => e.status === 429)).toHaveLength(0);
+    const log = await h.requestLog({ route: "check" });
+    expect(log).toHaveLength(300);
+    expect(log.filter((e) => e.status === 429)).toHaveLength(0);
+    expect(await h.requestLog({ status: "429" })).toHaveLength(0);
+  });
+
+  it("absorbs the 429s caused by another client of the same user: none reaches the caller", async () => {
+    const h = await clientHarness({ rateLimit: 30, rateLimitWindowMs: 1000 });
+    // Two clients with the same key but separate budgets: the server pools them, the clients cannot know.
+    const a = h.client();
+    const b = h.client();
+    const results = await Promise.all([
+      ...Array.from({ length: 30 }, () => a.me()),
+      ...Array.from({ length: 30 }, () => b.me()),
+    ]);
+    expect(results).toHaveLength(60);
+    expect((await h.requestLog({ route: "me", status: "200" })).length).toBe(60);
+    // They did collide: the 429s happened, and were waited out and retried.
+    expect((await h.requestLog({ route: "me", status: "429" })).length).toBeGreaterThan(0);
+    expect(h.exchanges.filter((e) => e.status === 429).length).toBeGreaterThan(0);
+  });
+
+  it("a Pacer shared by two clients of one credential avoids those 429s", async () => {
+    const h = await clientHarness({ rateLimit: 30, rateLimitWindowMs: 1000 });
+    const pacer = new Pacer();
+    const a = h.client({ pacing: pacer });
+    const b = h.client({ pacing: pacer });
+    await Promise.all([...Array.from({ length: 30 }, () => a.me()), ...Array.from({ length: 30 }, () => b.me())]);
+    expect(await h.requestLog({ status: "429" })).toHaveLength(0);
+    expect((await h.requestLog({ route: "me" })).length).toBe(60);
+    pacer.close();
+  });
+});

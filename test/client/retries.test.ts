@@ -1,0 +1,151 @@
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ApiError, retryAfterMs } from "../../provider/client";
+import { clientHarness, type ClientHarness } from "./helpers";
+
+let h: ClientHarness;
+const state = () => h.emulator.ctx.state;
+let volumeCount = 0;
+
+beforeAll(async () => {
+  h = await clientHarness();
+});
+
+/** Installs request faults through the emulator's admin API (they answer before any handler runs). */
+async function injectFaults(...rules: Record<string, unknown>[]): Promise<void> {
+  const response = await fetch(`${h.emulator.baseUrl.replace(/\/v1$/, "")}/__admin/faults`, {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ rules: rules.map((r) => ({ kind: "request", ...r })) }),
+  });
+  expect(response.status).toBe(200);
+}
+
+beforeEach(async () => {
+  await injectFaults();
+});
+
+function volumeBody() {
+  return {
+    name: `vol-${++volumeCount}`,
+    datacenterId: h.emulator.bootstrap.fixtures.datacenters[0].id,
+    volumeTypeId: 1,
+    volumeSizeId: 101,
+    sizeGb: 10,
+  };
+}
+
+const statusesOf = (route: string, since: number) =>
+  h.exchanges
+    .slice(since)
+    .filter((e) => e.route === route)
+    .map((e) => e.status);
+
+describe("retries", () => {
+  it("retries a GET through injected 500 and 503 answers", async () => {
+    await injectFaults({ route: "me", status: 500, count: 1 }, { route: "me", status: 503, count: 1 });
+    const since = h.exchanges.length;
+    const me = await h.client().me();
+    expect(me.id).toBe(h.emulator.bootstrap.users.admin.id);
+    expect(statusesOf("me", since)).toEqual([500, 503, 200]);
+    const logged = (await h.requestLog({ route: "me" })).map((r) => r.status);
+    expect(logged.slice(-3)).toEqual([500, 503, 200]);
+  });
+
+  it("retries PUT and DELETE after a 503", async () => {
+    const client = h.client();
+    const created = await client.createVolume({ body: volumeBody() });
+    await client.jobs.wait(created.jobId);
+    await injectFaults(
+      { route: "resizeVolume", status: 503, count: 1 },
+      { route: "deleteVolume", status: 503, count: 1 },
+    );
+    const since = h.exchanges.length;
+    await client.jobs.wait((await client.resizeVolume({ params: { id: created.id }, body: { newSizeGb: 20 } })).jobId);
+    expect(state().volumes[created.id].sizeGb).toBe(20);
+    await client.jobs.wait((await client.deleteVolume({ params: { id: created.id } })).jobId);
+    expect(state().volumes[created.id]).toBeUndefined();
+    expect(statusesOf("resizeVolume", since)).toEqual([503, 202]);
+    expect(statusesOf("deleteVolume", since)).toEqual([503, 202]);
+  });
+
+  it("gives up after the configured retries with the last error", async () => {
+    await injectFaults({ route: "me", status: 500 });
+    const since = h.exchanges.length;
+    const error = await h
+      .client({ retry: { retries: 2, minDelayMs: 1, maxDelayMs: 2 } })
+      .me()
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 500, code: "SERVER_ERROR", attempts: 3, mayHaveSucceeded: false });
+    expect(statusesOf("me", since)).toEqual([500, 500, 500]);
+  });
+
+  it("never retries a create blindly after a 500: the error is flagged ambiguous", async () => {
+    await injectFaults({ route: "createVolume", status: 500, count: 1 });
+    const since = h.exchanges.length;
+    const body = volumeBody();
+    const error = await h
+      .client()
+      .createVolume({ body })
+      .catch((e) => e);
+    expect(error).toMatchObject({ status: 500, code: "SERVER_ERROR", mayHaveSucceeded: true, attempts: 1 });
+    expect(statusesOf("createVolume", since)).toEqual([500]);
+    expect(Object.values(state().volumes).filter((v) => v.name === body.name)).toHaveLength(0);
+  });
+
+  it("does not retry bulk routes or rotation after a 503 either", async () => {
+    await injectFaults(
+      { route: "bulkDeleteVolumes", status: 503, count: 1 },
+      { route: "rotateApiKey", status: 503, count: 1 },
+    );
+    const client = h.client();
+    const keyId = Object.values(state().apiKeys).find((k) => k.userId === h.emulator.bootstrap.users.member.id)!.id;
+    const since = h.exchanges.length;
+    await expect(
+      client.bulkDeleteVolumes({ body: { ids: ["7d4c3b2a-1e0f-4a9b-8c7d-6e5f4a3b2c1d"] } }),
+    ).rejects.toMatchObject({ status: 503, mayHaveSucceeded: true });
+    await expect(client.rotateApiKey({ params: { keyId } })).rejects.toMatchObject({
+      status: 503,
+      mayHaveSucceeded: true,
+    });
+    expect(statusesOf("bulkDeleteVolumes", since)).toEqual([503]);
+    expect(statusesOf("rotateApiKey", since)).toEqual([503]);
+  });
+
+  it("retries a create refused with 429 (refused before processing) and creates it once", async () => {
+    await injectFaults({ route: "createVolume", status: 429, count: 1 });
+    const since = h.exchanges.length;
+    const body = volumeBody();
+    const created = await h.client().createVolume({ body });
+    expect(statusesOf("createVolume", since)).toEqual([429, 202]);
+    expect(
+      Object.values(state().volumes)
+        .filter((v) => v.name === body.name)
+        .map((v) => v.id),
+    ).toEqual([created.id]);
+  });
+
+  it("does not retry other 4xx answers", async () => {
+    const client = h.client();
+    const body = volumeBody();
+    await client.createVolume({ body });
+    const since = h.exchanges.length;
+    const error = await client.createVolume({ body }).catch((e) => e);
+    expect(error).toMatchObject({ status: 409, code: "CONFLICT", mayHaveSucceeded: false, attempts: 1 });
+    const missing = await client.getVolume({ params: { id: "7d4c3b2a-1e0f-4a9b-8c7d-6e5f4a3b2c1d" } }).catch((e) => e);
+    expect(missing).toMatchObject({ status: 404, code: "NOT_FOUND", attempts: 1 });
+    expect(statusesOf("createVolume", since)).toEqual([409]);
+    expect(statusesOf("getVolume", since)).toEqual([404]);
+  });
+});
+
+describe("how long a 429 asks to wait", () => {
+  it("takes data.retryAfter, then Retry-After (seconds or date), then X-RateLimit-Reset, else 1 s", () => {
+    const now = 1_700_000_000_500;
+    expect(retryAfterMs({ "retry-after": "9" }, { data: { retryAfter: 3 } }, now)).toBe(3000);
+    expect(retryAfterMs({ "retry-after": "2" }, { error: "RATE_LIMIT_EXCEEDED" }, now)).toBe(2000);
+    expect(retryAfterMs({ "retry-after": new Date(now + 5000).toUTCString() }, undefined, now)).toBe(4500);
+    expect(retryAfterMs({ "x-ratelimit-reset": String(Math.ceil((now + 7000) / 1000)) }, undefined, now)).toBe(7500);
+    expect(retryAfterMs({}, undefined, now)).toBe(1000);
+  });
+});
