@@ -306,8 +306,10 @@ describe("JobWaiter against the emulator", () => {
     });
     const pending = client.jobs.wait(created.jobId);
     while (client.jobs.stats.ticks < 1) await sleep(10);
+    // Attach the expectation before closing: close() rejects the wait while it is still closing the dispatcher.
+    const rejected = expect(pending).rejects.toBeInstanceOf(ClientClosedError);
     await client.close();
-    await expect(pending).rejects.toBeInstanceOf(ClientClosedError);
+    await rejected;
     await expect(client.check()).rejects.toBeInstanceOf(ClientClosedError);
     expect(client.jobs.active).toBe(false);
     expect((client.dispatcher as Pool).closed).toBe(true);
