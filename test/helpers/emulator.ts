@@ -29,10 +29,10 @@ export interface TestEmulator extends BuiltEmulator {
 /** A fresh emulator for one test file; closed after the file's tests. Jobs take 20 ms and limits are off by default. */
 export async function testEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
   // Registered before the first await, so it also works when called at the top level of a test file.
-  let close: (() => Promise<void>) | undefined;
-  afterAll(() => close?.());
+  const closer: { close?: () => Promise<void> } = {};
+  afterAll(() => closer.close?.());
   const built = await buildEmulator({ jobDurationMs: 20, rateLimit: 0, strictLimits: false, ...options });
-  close = () => built.app.close();
+  closer.close = () => built.app.close();
   const call: TestEmulator["call"] = async (method, url, opts = {}) => {
     const who = opts.as === undefined ? "admin" : opts.as;
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
