@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { Uuid, type Job } from "../api";
 import { ApiError, ClientClosedError, JobFailedError, JobNotFoundError, JobTimeoutError } from "./errors";
 
@@ -170,6 +171,8 @@ export class JobWaiter {
   /** Waits for every job; rejects with the first failure (the other waits are then abandoned). */
   async waitAll(jobIds: readonly string[], options: WaitOptions = {}): Promise<Job[]> {
     const controller = new AbortController();
+    // Every wait listens on this one signal: hundreds of listeners are expected, not a leak.
+    setMaxListeners(jobIds.length + 10, controller.signal);
     const forward = () => controller.abort(options.signal?.reason);
     options.signal?.addEventListener("abort", forward, { once: true });
     try {
