@@ -1,3 +1,4 @@
-/** The engine side of the package: the typed API client and the API contract. */
 export * from "./client";
 export * as api from "./api";
+export { dynamicHandlers, dynamicProvider } from "./dynamic";
+export { kinds, type KindName } from "./resources";

@@ -1,6 +1,7 @@
 /**
- * What a Pulumi program imports from `@cloudinfra/pulumi`.
- * The resource classes and data functions are built on the client re-exported here.
+ * What a Pulumi program imports from `@cloudinfra/pulumi`: the resource classes, the data functions, and the client
+ * they are built on.
  */
+export { Network, type NetworkArgs } from "./network";
 export { CloudClient, ApiError, JobFailedError } from "../provider/client";
 export type { CloudClientOptions } from "../provider/client";

@@ -4,6 +4,7 @@ export * from "./auth";
 export * from "./compute";
 export * from "./volumes";
 export * from "./networks";
+export * from "./cidr";
 export * from "./directory";
 export * from "./jobs";
 export * from "./metrics";

@@ -1,0 +1,92 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- the provider objects below are serialized into the stack
+   state and run later in Pulumi's dynamic-provider host: they must require the implementation by package name at
+   call time instead of capturing it. */
+import type * as pulumi from "@pulumi/pulumi";
+import { configure, ResourceInitError, type Props } from "./resources/framework";
+import { kinds, type KindName } from "./resources";
+
+const PROVIDER_KEY = "__provider";
+
+function withoutProvider(props: Props | undefined): Props {
+  const { [PROVIDER_KEY]: _provider, ...rest } = props ?? {};
+  return rest;
+}
+
+/** Plain JSON for the wire: the host's protobuf Struct refuses `undefined`. */
+function wire<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * What the serialized providers call. Host-specific work lives here and nowhere else: `__provider` is stripped on the
+ * way in, and copied into the properties of an initialization failure (the engine stores those as the outputs, and
+ * Read and Delete run the provider found there).
+ */
+export const dynamicHandlers = {
+  configure(req: pulumi.dynamic.ConfigureRequest): void {
+    configure((key) => req.config.get(key));
+  },
+  async check(kind: KindName, olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+    return wire(await kinds[kind].check(withoutProvider(olds), withoutProvider(news)));
+  },
+  async diff(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
+    return kinds[kind].diff(id, withoutProvider(olds), withoutProvider(news));
+  },
+  async create(kind: KindName, inputs: Props): Promise<pulumi.dynamic.CreateResult> {
+    try {
+      return wire(await kinds[kind].create(withoutProvider(inputs)));
+    } catch (error) {
+      if (error instanceof ResourceInitError) {
+        error.properties = wire({ ...error.properties, [PROVIDER_KEY]: inputs[PROVIDER_KEY] });
+      }
+      throw error;
+    }
+  },
+  async read(kind: KindName, id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
+    const found = await kinds[kind].read(id, withoutProvider(props));
+    return found ? wire(found) : { id: "", props: {} };
+  },
+  async update(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
+    try {
+      return { outs: wire(await kinds[kind].update(id, withoutProvider(olds), withoutProvider(news))) };
+    } catch (error) {
+      if (error instanceof ResourceInitError) {
+        error.properties = wire({ ...error.properties, [PROVIDER_KEY]: news[PROVIDER_KEY] });
+      }
+      throw error;
+    }
+  },
+  async delete(kind: KindName, id: string, props: Props): Promise<void> {
+    await kinds[kind].delete(id, withoutProvider(props));
+  },
+};
+
+/**
+ * The dynamic provider of one resource kind. Its methods capture nothing but the kind's name: each requires the
+ * package by name when called, so the serialized text holds no secret, no path and no client code.
+ */
+export function dynamicProvider(kind: KindName): pulumi.dynamic.ResourceProvider {
+  return {
+    async configure(req) {
+      require("@cloudinfra/pulumi/provider").dynamicHandlers.configure(req);
+    },
+    async check(olds, news) {
+      return require("@cloudinfra/pulumi/provider").dynamicHandlers.check(kind, olds, news);
+    },
+    async diff(id, olds, news) {
+      return require("@cloudinfra/pulumi/provider").dynamicHandlers.diff(kind, id, olds, news);
+    },
+    async create(inputs) {
+      return require("@cloudinfra/pulumi/provider").dynamicHandlers.create(kind, inputs);
+    },
+    async read(id, props) {
+      return require("@cloudinfra/pulumi/provider").dynamicHandlers.read(kind, id, props);
+    },
+    async update(id, olds, news) {
+      return require("@cloudinfra/pulumi/provider").dynamicHandlers.update(kind, id, olds, news);
+    },
+    async delete(id, props) {
+      return require("@cloudinfra/pulumi/provider").dynamicHandlers.delete(kind, id, props);
+    },
+  };
+}

@@ -1,0 +1,236 @@
+import { z } from "zod";
+import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
+import { ApiError } from "../client";
+import {
+  awaitJob,
+  changedInputs,
+  checkInputs,
+  client,
+  diffInputs,
+  isConflict,
+  isNotFound,
+  plainInputs,
+  ResourceInitError,
+  settings,
+  uuidInput,
+  type CheckFailure,
+  type DiffSpec,
+  type Props,
+  type ResourceKind,
+} from "./framework";
+
+const ipv4 = z.ipv4({ error: "must be an IPv4 address such as 10.0.0.10" });
+
+export const NetworkInputs = z.strictObject({
+  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
+  datacenterId: uuidInput("a data center"),
+  networkType: z.enum(["standard", "custom"], { error: 'must be "standard" or "custom"' }),
+  description: z.string().max(500, "must be at most 500 characters").optional(),
+  cidrBlock: z.cidrv4({ error: "must be an IPv4 CIDR block such as 10.0.0.0/24" }).optional(),
+  snatEnabled: z.boolean().optional(),
+  dhcpServerEnabled: z.boolean().optional(),
+  dhcpStartAddress: ipv4.optional(),
+  dhcpEndAddress: ipv4.optional(),
+  defaultRouteEnabled: z.boolean().optional(),
+  defaultRoute: ipv4.optional(),
+  serveDNSServersEnabled: z.boolean().optional(),
+  dnsServers: z.array(ipv4).max(8, "at most 8 DNS servers").optional(),
+  adopt: z.boolean().optional(),
+});
+export type NetworkInputs = z.output<typeof NetworkInputs>;
+
+const inPlace = [
+  "name",
+  "description",
+  "cidrBlock",
+  "dhcpServerEnabled",
+  "dhcpStartAddress",
+  "dhcpEndAddress",
+  "defaultRouteEnabled",
+  "defaultRoute",
+  "serveDNSServersEnabled",
+  "dnsServers",
+] as const;
+const diffSpec: DiffSpec = {
+  inPlace,
+  replaceOnChanges: ["datacenterId", "networkType", "snatEnabled"],
+  ignored: ["adopt"],
+  // Names are unique: a replacement keeping its name must delete the old network first.
+  deleteBeforeReplace: (olds, news) => olds.name === news.name,
+};
+
+function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): void {
+  if (known.networkType === "custom" && known.snatEnabled === true) {
+    failures.push({
+      property: "snatEnabled",
+      reason: 'snatEnabled is only allowed on standard networks: remove it or use networkType "standard"',
+    });
+  }
+  const parsed = known.cidrBlock ? parseCidr(known.cidrBlock) : null;
+  if (parsed && !parsed.ok) failures.push({ property: "cidrBlock", reason: `cidrBlock: ${parsed.reason}` });
+  if (!parsed?.ok) return;
+  const { firstUsable, lastUsable } = parsed.block;
+  for (const key of ["dhcpStartAddress", "dhcpEndAddress", "defaultRoute"] as const) {
+    const ip = known[key] ? parseIp(known[key]) : null;
+    if (ip !== null && (ip < firstUsable || ip > lastUsable)) {
+      failures.push({ property: key, reason: `${key}: ${known[key]} is not a usable address of ${known.cidrBlock}` });
+    }
+  }
+  const start = known.dhcpStartAddress ? parseIp(known.dhcpStartAddress) : null;
+  const end = known.dhcpEndAddress ? parseIp(known.dhcpEndAddress) : null;
+  if (start !== null && end !== null && start > end) {
+    failures.push({ property: "dhcpStartAddress", reason: "dhcpStartAddress must not come after dhcpEndAddress" });
+  }
+}
+
+/** Outputs: the inputs as given, overlaid with everything the API reports. */
+function outputsOf(inputs: Props, network: ApiNetwork): Props {
+  return {
+    ...plainInputs(inputs),
+    name: network.name,
+    description: network.description ?? undefined,
+    datacenterId: network.datacenter.id,
+    datacenterName: network.datacenter.name,
+    networkType: network.networkType,
+    cidrBlock: network.cidrBlock,
+    snatEnabled: network.snatEnabled,
+    dhcpServerEnabled: network.dhcpServerEnabled,
+    dhcpStartAddress: network.dhcpStartAddress ?? undefined,
+    dhcpEndAddress: network.dhcpEndAddress ?? undefined,
+    defaultRouteEnabled: network.defaultRouteEnabled,
+    defaultRoute: network.defaultRoute ?? undefined,
+    serveDNSServersEnabled: network.serveDNSServersEnabled,
+    dnsServers: network.dnsServers,
+    status: network.status,
+    gateway: network.gateway,
+    allocationPools: network.allocationPools,
+    connectedVmCount: network.connectedVmCount,
+    createdAt: network.createdAt,
+    updatedAt: network.updatedAt,
+  };
+}
+
+const createKeys = ["name", "datacenterId", "networkType", "snatEnabled", ...inPlace.filter((k) => k !== "name")];
+const pick = (source: Props, keys: readonly string[]) =>
+  Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
+
+async function findByName(name: string): Promise<ApiNetwork | undefined> {
+  for await (const network of client().listAll("listNetworks", { search: name })) {
+    if (network.name === name) return network;
+  }
+  return undefined;
+}
+
+/** Takes over an existing network of the same name: its fixed properties must match, the rest is aligned. */
+async function adopt(inputs: NetworkInputs, existing: ApiNetwork): Promise<{ id: string; outs: Props }> {
+  const mismatches = (["datacenterId", "networkType"] as const).filter((k) =>
+    k === "datacenterId" ? existing.datacenter.id !== inputs.datacenterId : existing[k] !== inputs[k],
+  );
+  if (mismatches.length > 0) {
+    throw new Error(
+      `Cannot adopt network "${inputs.name}" (${existing.id}): its ${mismatches.join(" and ")} differ from the program's ` +
+        "and cannot change in place; rename one of them or align the program",
+    );
+  }
+  const current = outputsOf({}, existing);
+  return { id: existing.id, outs: await update(existing.id, current, inputs) };
+}
+
+export async function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props }> {
+  const api = client();
+  let created: { jobId: string; id: string };
+  try {
+    created = await api.createNetwork({ body: pick(inputs, createKeys) as never });
+  } catch (error) {
+    if (isConflict(error) || (error instanceof ApiError && error.mayHaveSucceeded)) {
+      const existing = await findByName(inputs.name);
+      if (existing && (inputs.adopt || !isConflict(error))) return adopt(inputs, existing);
+      if (existing) {
+        throw new Error(
+          `A network named "${inputs.name}" already exists (${existing.id}). Set \`adopt: true\` to manage it from ` +
+            "this program, or choose another name",
+        );
+      }
+    }
+    throw error;
+  }
+  try {
+    await awaitJob(created.jobId, `Creating network "${inputs.name}"`);
+  } catch (error) {
+    const network = await api.getNetwork({ params: { id: created.id } }).catch(() => undefined);
+    throw new ResourceInitError(
+      (error as Error).message,
+      created.id,
+      network ? outputsOf(inputs, network) : plainInputs(inputs),
+    );
+  }
+  return { id: created.id, outs: outputsOf(inputs, await api.getNetwork({ params: { id: created.id } })) };
+}
+
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+  try {
+    return { id, props: outputsOf(props, await client().getNetwork({ params: { id } })) };
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+export async function update(id: string, olds: Props, news: NetworkInputs): Promise<Props> {
+  const api = client();
+  const body = pick(
+    news,
+    changedInputs(olds, news, diffSpec).filter((k) => inPlace.includes(k as never)),
+  );
+  if (Object.keys(body).length > 0) {
+    try {
+      await api.updateNetwork({ params: { id }, body: body as never });
+    } catch (error) {
+      if (isConflict(error) && body.name !== undefined) {
+        throw new Error(`Cannot rename the network to "${String(body.name)}": another network has that name`);
+      }
+      throw error;
+    }
+  }
+  return outputsOf(news, await api.getNetwork({ params: { id } }));
+}
+
+/** Deletes the network; while VMs being deleted still hold it, waits for them (bounded), else names them. */
+export async function remove(id: string): Promise<void> {
+  const api = client();
+  const current = settings();
+  const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10 * 60_000);
+  for (;;) {
+    try {
+      await api.deleteNetwork({ params: { id } });
+      return;
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (!isConflict(error)) throw error;
+    }
+    const vms = await api
+      .networkVms({ params: { id } })
+      .catch((e: unknown) => (isNotFound(e) ? [] : Promise.reject(e)));
+    const network = await api.getNetwork({ params: { id } }).catch(() => undefined);
+    const waiting = vms.every((vm) => vm.status === "Deleting") && (vms.length > 0 || network?.status === "Creating");
+    if (!waiting || Date.now() > deadline) {
+      const names = vms.map((vm) => `${vm.name} (${vm.id}, ${vm.status})`).join(", ");
+      throw new Error(
+        vms.length > 0
+          ? `Network ${id} still has virtual machines connected: ${names}. Delete them or move their interfaces first`
+          : `Network ${id} cannot be deleted now (status ${network?.status ?? "unknown"})`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, current.pollIntervalMs));
+  }
+}
+
+export const network: ResourceKind = {
+  name: "Network",
+  check: (_olds: Props, news: Props) => checkInputs(NetworkInputs, news, crossChecks),
+  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
+  create: (inputs: Props) => create(inputs as NetworkInputs),
+  read: (id: string, props: Props) => read(id, props),
+  update: (id: string, olds: Props, news: Props) => update(id, olds, news as NetworkInputs),
+  delete: (id: string) => remove(id),
+};

@@ -1,0 +1,76 @@
+import * as pulumi from "@pulumi/pulumi";
+import { dynamicProvider } from "../provider/dynamic";
+
+const provider = dynamicProvider("Network");
+
+export interface NetworkArgs {
+  /** Name, unique within the entity. Changed in place. */
+  name: pulumi.Input<string>;
+  /** Data center (UUID). Changing it replaces the network. */
+  datacenterId: pulumi.Input<string>;
+  /** `standard` or `custom`. Changing it replaces the network. */
+  networkType: pulumi.Input<"standard" | "custom">;
+  /** Free text. Changed in place. */
+  description?: pulumi.Input<string>;
+  /** IPv4 CIDR block. Default 10.0.0.0/24. Changed in place (refused by the API while VMs are connected). */
+  cidrBlock?: pulumi.Input<string>;
+  /** Source NAT, standard networks only. Default true on standard networks. Changing it replaces the network. */
+  snatEnabled?: pulumi.Input<boolean>;
+  /** DHCP server. Default true. Changed in place. */
+  dhcpServerEnabled?: pulumi.Input<boolean>;
+  /** First address of the DHCP range (inside the CIDR block). Changed in place. */
+  dhcpStartAddress?: pulumi.Input<string>;
+  /** Last address of the DHCP range (inside the CIDR block). Changed in place. */
+  dhcpEndAddress?: pulumi.Input<string>;
+  /** Announce a default route. Default false. Changed in place. */
+  defaultRouteEnabled?: pulumi.Input<boolean>;
+  /** Gateway of the default route (inside the CIDR block). Changed in place. */
+  defaultRoute?: pulumi.Input<string>;
+  /** Announce DNS servers by DHCP. Default false. Changed in place. */
+  serveDNSServersEnabled?: pulumi.Input<boolean>;
+  /** DNS server addresses, at most 8. Changed in place. */
+  dnsServers?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * When a network of this name already exists, take it over instead of failing (its data center and type must
+   * match; the other properties are aligned to the program). The way to bring existing networks under management.
+   */
+  adopt?: pulumi.Input<boolean>;
+}
+
+/** A private network. Deleting it waits while VMs being deleted still hold it, then names the VMs that remain. */
+export class Network extends pulumi.dynamic.Resource {
+  declare readonly name: pulumi.Output<string>;
+  declare readonly datacenterId: pulumi.Output<string>;
+  declare readonly datacenterName: pulumi.Output<string>;
+  declare readonly networkType: pulumi.Output<string>;
+  declare readonly description: pulumi.Output<string | undefined>;
+  declare readonly cidrBlock: pulumi.Output<string>;
+  declare readonly snatEnabled: pulumi.Output<boolean>;
+  declare readonly dhcpServerEnabled: pulumi.Output<boolean>;
+  declare readonly dhcpStartAddress: pulumi.Output<string | undefined>;
+  declare readonly dhcpEndAddress: pulumi.Output<string | undefined>;
+  declare readonly defaultRouteEnabled: pulumi.Output<boolean>;
+  declare readonly defaultRoute: pulumi.Output<string | undefined>;
+  declare readonly serveDNSServersEnabled: pulumi.Output<boolean>;
+  declare readonly dnsServers: pulumi.Output<string[]>;
+  /** Status reported by the API (Active once created). */
+  declare readonly status: pulumi.Output<string>;
+  declare readonly gateway: pulumi.Output<string>;
+  declare readonly allocationPools: pulumi.Output<{ start: string; end: string }[]>;
+  declare readonly connectedVmCount: pulumi.Output<number>;
+  declare readonly createdAt: pulumi.Output<string>;
+  declare readonly updatedAt: pulumi.Output<string>;
+
+  constructor(name: string, args: NetworkArgs, opts?: pulumi.CustomResourceOptions) {
+    const outputs = {
+      datacenterName: undefined,
+      status: undefined,
+      gateway: undefined,
+      allocationPools: undefined,
+      connectedVmCount: undefined,
+      createdAt: undefined,
+      updatedAt: undefined,
+    };
+    super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "Network");
+  }
+}

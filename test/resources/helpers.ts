@@ -1,0 +1,77 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll } from "vitest";
+import type { EmulatorOptions } from "../../emulator/context";
+import { startEmulator, type RunningEmulator } from "../../emulator/server";
+import { CloudClient } from "../../provider/client";
+import type { RunOptions } from "../harness";
+
+export interface LogEntry {
+  method: string;
+  path: string;
+  route: string | null;
+  status: number;
+  at: number;
+}
+
+export interface Stack {
+  emulator: RunningEmulator;
+  /** Harness options of a fresh stack on this emulator (own state file), with the admin's API key. */
+  options(extra?: Partial<RunOptions>): RunOptions;
+  /** A client for checking what the API holds, and for making changes behind the stack's back. */
+  api: CloudClient;
+  /** The emulator's request log since `since` (epoch ms on the emulator clock). */
+  requests(since?: number): Promise<LogEntry[]>;
+  /** Replaces the emulator's fault rules (`--faults` syntax); empty clears them. */
+  faults(spec: string): Promise<void>;
+  now(): number;
+  datacenters: RunningEmulator["bootstrap"]["fixtures"]["datacenters"];
+}
+
+/** An emulator on a free port for one test file, fast jobs, and fresh stacks on it. */
+export async function stackOnEmulator(options: EmulatorOptions = {}): Promise<Stack> {
+  const emulator = await startEmulator({ port: 0, jobDurationMs: 300, rateLimit: 0, strictLimits: false, ...options });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-stack-"));
+  const api = new CloudClient({
+    baseUrl: emulator.baseUrl,
+    auth: { apiKey: emulator.bootstrap.users.admin.apiKey },
+    jobs: { pollIntervalMs: 20, maxPollIntervalMs: 100 },
+  });
+  afterAll(async () => {
+    await api.close();
+    await emulator.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const admin = `${emulator.baseUrl.replace(/\/v1$/, "")}/__admin`;
+  let stacks = 0;
+  return {
+    emulator,
+    api,
+    datacenters: emulator.bootstrap.fixtures.datacenters,
+    now: () => emulator.ctx.now(),
+    options(extra = {}) {
+      return {
+        stateFile: path.join(dir, `stack-${++stacks}.json`),
+        config: {
+          "cloudinfra:baseUrl": emulator.baseUrl,
+          "cloudinfra:apiKey": { secret: emulator.bootstrap.users.admin.apiKey },
+          "cloudinfra:pollIntervalMs": "20",
+        },
+        ...extra,
+      };
+    },
+    async requests(since = 0) {
+      const response = await fetch(`${admin}/requests?since=${since}`);
+      return ((await response.json()) as { data: LogEntry[] }).data;
+    },
+    async faults(spec) {
+      const response = await fetch(`${admin}/faults`, {
+        method: spec === "" ? "DELETE" : "PUT",
+        headers: spec === "" ? {} : { "content-type": "application/json" },
+        body: spec === "" ? undefined : JSON.stringify({ spec }),
+      });
+      if (!response.ok) throw new Error(`faults: HTTP ${response.status} ${await response.text()}`);
+    },
+  };
+}
