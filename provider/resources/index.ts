@@ -1,9 +1,23 @@
 import type { ResourceKind } from "./framework";
 import { network } from "./network";
+import { virtualMachine } from "./virtual-machine";
+import { gpuVirtualMachine } from "./gpu-virtual-machine";
+import { volume } from "./volume";
+import { volumeAttachment } from "./volume-attachment";
+import { resourceGroup } from "./resource-group";
+import { user } from "./user";
+import { apiKey } from "./api-key";
 
 /** Every resource kind, by the name of its SDK class (and of its type token `cloudinfra:<Kind>`). */
 export const kinds = {
   Network: network,
+  VirtualMachine: virtualMachine,
+  GpuVirtualMachine: gpuVirtualMachine,
+  Volume: volume,
+  VolumeAttachment: volumeAttachment,
+  ResourceGroup: resourceGroup,
+  User: user,
+  ApiKey: apiKey,
 } satisfies Record<string, ResourceKind>;
 export type KindName = keyof typeof kinds;
 

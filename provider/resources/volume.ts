@@ -1,0 +1,16 @@
+import type { ResourceKind } from "./framework";
+
+// Placeholder replaced by the Volume implementation (being written); it only keeps the registry compiling.
+const pending = async (): Promise<never> => {
+  throw new Error("Volume is under construction");
+};
+
+export const volume: ResourceKind = {
+  name: "Volume",
+  check: (_olds, news) => ({ inputs: news, failures: [] }),
+  diff: () => ({ changes: false, replaces: [], stables: [], deleteBeforeReplace: false }),
+  create: pending,
+  read: pending,
+  update: pending,
+  delete: pending,
+};
