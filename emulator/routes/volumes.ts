@@ -69,19 +69,23 @@ function vmLabel(ctx: EmulatorContext, vmId: string): string {
 }
 
 function startDelete(ctx: EmulatorContext, caller: Caller, vol: VolumeRec): JobRec {
-  if (vol.status !== "Available") {
+  // A volume whose create job failed (Error, never attached) can be deleted too, else it could never be cleaned up.
+  const failedCreate = vol.status === "Error" && vol.virtualMachineId === null;
+  if (vol.status !== "Available" && !failedCreate) {
     const where =
       vol.virtualMachineId !== null
         ? `it is attached to ${vmLabel(ctx, vol.virtualMachineId)} (status ${vol.status}); detach it first`
         : `it is ${vol.status}`;
     throw conflict(`Volume ${vol.name} cannot be deleted: ${where}. Only Available volumes can be deleted`);
   }
+  const previousStatus = vol.status;
   setStatus(ctx, vol, "Deleting");
   return startJob(ctx, {
     entityId: caller.entityId,
     resourceType: "volume",
     operation: "volume.delete",
     targetId: vol.id,
+    payload: { previousStatus },
   });
 }
 
@@ -130,7 +134,7 @@ registerJobEffect("volume.delete", {
   },
   fail: (ctx, job) => {
     const vol = ctx.state.volumes[job.targetId];
-    if (vol) setStatus(ctx, vol, "Available");
+    if (vol) setStatus(ctx, vol, (job.payload.previousStatus as Status | undefined) ?? "Available");
   },
 });
 

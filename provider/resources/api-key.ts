@@ -1,16 +1,244 @@
-import type { ResourceKind } from "./framework";
+import { z } from "zod";
+import { RoleName, type ApiKey as ApiApiKey } from "../api";
+import { ApiError, type CloudClient } from "../client";
+import {
+  changedInputs,
+  checkInputs,
+  client,
+  ConfigurationError,
+  diffInputs,
+  isNotFound,
+  plainInputs,
+  readSetting,
+  ResourceInitError,
+  settings,
+  type DiffResult,
+  type DiffSpec,
+  type Props,
+  type ResourceKind,
+  type Settings,
+} from "./framework";
 
-// Placeholder replaced by the ApiKey implementation (being written); it only keeps the registry compiling.
-const pending = async (): Promise<never> => {
-  throw new Error("ApiKey is under construction");
+export const ApiKeyInputs = z.strictObject({
+  name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
+  roleId: z
+    .enum(RoleName.options, {
+      error: `must be one of ${RoleName.options.join(", ")}, or left out (the key then has its creator's permissions)`,
+    })
+    .optional(),
+  expiresInDays: z
+    .number({ error: "must be a whole number of days" })
+    .int("must be a whole number of days")
+    .min(1, "must be at least 1 day")
+    .max(3650, "must be at most 3650 days (10 years)")
+    .optional(),
+  metadata: z.record(z.string(), z.unknown(), { error: "must be an object of string keys" }).optional(),
+  enabled: z.boolean({ error: "must be true or false" }).default(true),
+  rotation: z.union([z.string(), z.number()], { error: "must be a string or a number" }).optional(),
+});
+export type ApiKeyInputs = z.output<typeof ApiKeyInputs>;
+
+const diffSpec: DiffSpec = {
+  inPlace: ["enabled", "rotation"],
+  replaceOnChanges: ["name", "roleId", "expiresInDays", "metadata"],
 };
+
+/**
+ * The secret we hold no longer matches the key (rotated behind the stack's back, or lost when a create failed half
+ * way): the next update rotates it so the stack knows a working secret again. `start` is the key's leading characters.
+ */
+function keyUnknown(outs: Props): boolean {
+  const key = outs.key;
+  if (typeof key !== "string" || key === "") return true;
+  return typeof outs.start === "string" && !key.startsWith(outs.start);
+}
+
+/** Outputs: the inputs as given, overlaid with what the API reports, and the secret we hold (never returned again). */
+function outputsOf(inputs: Props, apiKey: ApiApiKey, secret: unknown): Props {
+  return {
+    ...plainInputs(inputs),
+    name: apiKey.name,
+    roleId: apiKey.roleId ?? undefined,
+    metadata: apiKey.metadata ?? undefined,
+    enabled: apiKey.enabled,
+    status: apiKey.status,
+    start: apiKey.start,
+    userId: apiKey.userId,
+    expiresAt: apiKey.expiresAt,
+    createdAt: apiKey.createdAt,
+    key: typeof secret === "string" ? secret : undefined,
+  };
+}
+
+/** Properties recorded for a key that exists but did not reach its declared state: never the secret. */
+function partialOutputs(inputs: Props, apiKey: ApiApiKey | undefined): Props {
+  const { key: _key, ...rest } = apiKey ? outputsOf(inputs, apiKey, undefined) : plainInputs(inputs);
+  return rest;
+}
+
+/**
+ * The settings to create a key with: the API only creates keys for a signed-in session with two-factor
+ * authentication. An API key configured beside the sign-in credentials keeps serving every other call.
+ */
+export function sessionSettings(current: Settings = settings()): Settings {
+  if (!("apiKey" in current.auth)) return current;
+  const sessionToken = readSetting("sessionToken");
+  if (sessionToken) return { ...current, auth: { sessionToken } };
+  const email = readSetting("email");
+  const password = readSetting("password");
+  const totpSecret = readSetting("totpSecret");
+  if (email && password && totpSecret) return { ...current, auth: { email, password, totpSecret } };
+  const missing = (["email", "password", "totpSecret"] as const).filter((n) => !readSetting(n));
+  const partly = missing.length < 3 ? ` (cloudinfra:${missing.join(", cloudinfra:")} missing)` : "";
+  throw new ConfigurationError(
+    "Creating an API key needs a signed-in session with two-factor authentication, and only an API key is " +
+      `configured${partly}. Configure the owner's cloudinfra:email, cloudinfra:password and cloudinfra:totpSecret ` +
+      "as secrets (or CLOUDINFRA_EMAIL, CLOUDINFRA_PASSWORD, CLOUDINFRA_TOTP_SECRET), or a session token with " +
+      "`pulumi config set --secret cloudinfra:sessionToken <token>` (or CLOUDINFRA_SESSION_TOKEN); cloudinfra:apiKey " +
+      "can stay for the other resources.",
+  );
+}
+
+async function idsNamed(api: CloudClient, name: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for await (const key of api.listAll("listApiKeys", { search: name })) if (key.name === name) ids.add(key.id);
+  return ids;
+}
+
+async function find(api: CloudClient, id: string, name: unknown): Promise<ApiApiKey | undefined> {
+  const query = typeof name === "string" && name !== "" ? { search: name } : {};
+  for await (const key of api.listAll("listApiKeys", query)) if (key.id === id) return key;
+  return undefined;
+}
+
+const createBody = (inputs: ApiKeyInputs) =>
+  Object.fromEntries(
+    (["name", "roleId", "expiresInDays", "metadata"] as const)
+      .filter((k) => inputs[k] !== undefined)
+      .map((k) => [k, inputs[k]]),
+  ) as { name: string };
+
+export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: Props }> {
+  const api = client(sessionSettings());
+  // API keys have no unique name: to settle a create whose outcome is unknown, compare the keys of that name before
+  // and after.
+  const before = await idsNamed(api, inputs.name);
+  let created: ApiApiKey & { key: string };
+  try {
+    created = await api.createApiKey({ body: createBody(inputs) });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) {
+      throw new Error(
+        `Cannot create API key "${inputs.name}": ${error.apiMessage}. Creating a key needs a two-factor session of a ` +
+          "user holding api-keys:self" +
+          (inputs.roleId ? ` and every permission of the role ${inputs.roleId}` : ""),
+        { cause: error },
+      );
+    }
+    if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+    const appeared = [...(await idsNamed(api, inputs.name))].filter((id) => !before.has(id));
+    if (appeared.length !== 1) {
+      throw new Error(
+        `Creating API key "${inputs.name}" may have taken effect (${error.message}); ` +
+          (appeared.length === 0
+            ? "no such key appeared, so the next `pulumi up` creates it"
+            : `keys ${appeared.join(", ")} of that name appeared meanwhile: delete the ones you do not want`),
+        { cause: error },
+      );
+    }
+    // The key exists but its secret was lost with the answer: rotating it gives us a secret nobody else holds.
+    created = await api.rotateApiKey({ params: { keyId: appeared[0] } });
+  }
+  const id = created.id;
+  try {
+    let current: ApiApiKey = created;
+    if (!inputs.enabled) current = await api.setApiKeyStatus({ params: { keyId: id }, body: { enabled: false } });
+    return { id, outs: outputsOf(inputs, current, created.key) };
+  } catch (error) {
+    // Recorded without its secret (an initialisation failure's properties are not secret outputs); the next update
+    // rotates the key to know a secret again.
+    const current = await find(api, id, inputs.name).catch(() => undefined);
+    throw new ResourceInitError(
+      `API key "${inputs.name}" (${id}) was created but could not be suspended: ${(error as Error).message}`,
+      id,
+      partialOutputs(inputs, current),
+    );
+  }
+}
+
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+  const found = await find(client(), id, props.name);
+  return found ? { id, props: outputsOf(props, found, props.key) } : null;
+}
+
+export async function update(id: string, olds: Props, news: ApiKeyInputs): Promise<Props> {
+  const api = client();
+  const changed = changedInputs(olds, news, diffSpec);
+  let secret = olds.key;
+  let current: ApiApiKey | undefined;
+  try {
+    if (changed.includes("rotation") || keyUnknown(olds)) {
+      const rotated = await api.rotateApiKey({ params: { keyId: id } });
+      secret = rotated.key;
+      current = rotated;
+    }
+    if (changed.includes("enabled")) {
+      current = await api.setApiKeyStatus({ params: { keyId: id }, body: { enabled: news.enabled } });
+    }
+  } catch (error) {
+    if (isNotFound(error)) {
+      throw new Error(`API key ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\` creates a new one`);
+    }
+    if (secret !== olds.key) {
+      // Rotated, then failed: the old secret no longer works and the new one must not go into an error's properties.
+      // Recorded without a secret, the next update rotates again.
+      const known = current ?? (await find(api, id, news.name).catch(() => undefined));
+      throw new ResourceInitError((error as Error).message, id, partialOutputs(news, known));
+    }
+    throw error;
+  }
+  current ??= await find(api, id, news.name);
+  if (!current) {
+    throw new Error(`API key ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\` creates a new one`);
+  }
+  return outputsOf(news, current, secret);
+}
+
+export async function remove(id: string): Promise<void> {
+  const api = client();
+  try {
+    await api.deleteOwnApiKey({ params: { keyId: id } });
+    return;
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  // Not ours (or gone): a tenant admin may delete any key of the entity.
+  try {
+    await api.deleteApiKey({ params: { keyId: id } });
+  } catch (error) {
+    if (isNotFound(error)) return;
+    if (error instanceof ApiError && error.status === 403) {
+      throw new Error(
+        `API key ${id} belongs to another user: deleting it needs the api-keys:manage permission, or the ` +
+          "credentials of the user who created it",
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+function diff(olds: Props, news: Props): DiffResult {
+  const result = diffInputs(olds, news, diffSpec);
+  return result.changes || !keyUnknown(olds) ? result : { ...result, changes: true };
+}
 
 export const apiKey: ResourceKind = {
   name: "ApiKey",
-  check: (_olds, news) => ({ inputs: news, failures: [] }),
-  diff: () => ({ changes: false, replaces: [], stables: [], deleteBeforeReplace: false }),
-  create: pending,
-  read: pending,
-  update: pending,
-  delete: pending,
+  check: (_olds: Props, news: Props) => checkInputs(ApiKeyInputs, news),
+  diff: (_id: string, olds: Props, news: Props) => diff(olds, news),
+  create: (inputs: Props) => create(inputs as ApiKeyInputs),
+  read: (id: string, props: Props) => read(id, props),
+  update: (id: string, olds: Props, news: Props) => update(id, olds, news as ApiKeyInputs),
+  delete: (id: string) => remove(id),
 };

@@ -1,16 +1,336 @@
-import type { ResourceKind } from "./framework";
+import { z } from "zod";
+import type { GpuInventoryEntry, GpuVm } from "../api";
+import { ApiError } from "../client";
+import {
+  awaitJob,
+  changedInputs,
+  checkInputs,
+  client,
+  diffInputs,
+  isConflict,
+  isNotFound,
+  plainInputs,
+  ResourceInitError,
+  settings,
+  uuidInput,
+  type CheckFailure,
+  type DiffResult,
+  type DiffSpec,
+  type Props,
+  type ResourceKind,
+} from "./framework";
 
-// Placeholder replaced by the GpuVirtualMachine implementation (being written); it only keeps the registry compiling.
-const pending = async (): Promise<never> => {
-  throw new Error("GpuVirtualMachine is under construction");
+const positiveInt = (what: string) =>
+  z
+    .number({ error: `must be the integer id of ${what}` })
+    .int(`must be the integer id of ${what}`)
+    .positive();
+
+export const GpuVirtualMachineInputs = z.strictObject({
+  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
+  datacenterId: uuidInput("a data center"),
+  seriesId: positiveInt("a GPU series (see getGpuInventory)"),
+  gpuCount: z.literal([1, 2, 4, 8], { error: "must be 1, 2, 4 or 8" }),
+  // A ResourceGroup's id is the team id as a string: accepted as is.
+  teamId: z
+    .preprocess((v) => (typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v), positiveInt("a resource group"))
+    .optional(),
+  powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).optional(),
+  imageName: z.string().trim().min(1, "must not be empty").optional(),
+  imageId: positiveInt("an image").optional(),
+});
+export type GpuVirtualMachineInputs = z.output<typeof GpuVirtualMachineInputs>;
+
+const inPlace = ["name", "teamId", "powerState"] as const;
+const diffSpec: DiffSpec = {
+  inPlace,
+  replaceOnChanges: ["datacenterId", "seriesId", "gpuCount", "imageName", "imageId"],
+  // Removing teamId from the program takes the GPU VM out of its resource group (PUT teamId: null).
+  clearable: ["teamId"],
+  // GPU VM names are not unique: a replacement is created before the old one is deleted.
 };
+
+/** Statuses during which the API refuses power operations and deletes until a job ends. */
+const transitional = new Set(["Creating", "Deleting"]);
+
+function crossChecks(known: Partial<GpuVirtualMachineInputs>, failures: CheckFailure[]): void {
+  if (known.imageName !== undefined && known.imageId !== undefined) {
+    failures.push({
+      property: "imageId",
+      reason: "imageName and imageId both name the image: give only one of them",
+    });
+  }
+}
+
+function powerStateOf(status: string): "running" | "stopped" | undefined {
+  if (status === "Running") return "running";
+  if (status === "Stopped") return "stopped";
+  return undefined;
+}
+
+/** Outputs: the inputs as given, overlaid with everything the API reports (and the SSH key, kept from creation). */
+function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
+  return {
+    ...plainInputs(inputs),
+    name: gpu.name,
+    datacenterId: gpu.datacenter.id,
+    seriesId: gpu.series.id,
+    gpuCount: gpu.gpuCount,
+    teamId: gpu.teamId,
+    imageName: gpu.imageName ?? undefined,
+    powerState: powerStateOf(gpu.status),
+    status: gpu.status,
+    publicIp: gpu.publicIp,
+    jupyterLabUrl: gpu.jupyterLabUrl,
+    series: gpu.series,
+    datacenter: gpu.datacenter,
+    createdAt: gpu.createdAt,
+    sshPrivateKey,
+  };
+}
+
+const createKeys = ["name", "datacenterId", "seriesId", "gpuCount", "teamId", "imageName", "imageId"] as const;
+const pick = (source: Props, keys: readonly string[]) =>
+  Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function getGpu(id: string): Promise<GpuVm> {
+  return client().getGpuVm({ params: { id } });
+}
+
+async function sshKeyOf(id: string): Promise<string> {
+  return (await client().getGpuSshKey({ params: { id } })).privateKey;
+}
+
+async function gpusNamed(name: string): Promise<GpuVm[]> {
+  const found: GpuVm[] = [];
+  for await (const gpu of client().listAll("listGpuVms", { search: name })) if (gpu.name === name) found.push(gpu);
+  return found;
+}
+
+/** "fra-1 × 1, fra-1 × 2, …" for the combinations of one series that can be ordered now. */
+function describeAvailable(entry: GpuInventoryEntry | undefined): string[] {
+  if (!entry) return [];
+  return entry.availability.flatMap((a) =>
+    (["1", "2", "4", "8"] as const).filter((n) => a.gpuCounts[n].available).map((n) => `${a.datacenterName} × ${n}`),
+  );
+}
+
+/**
+ * The 409 of a create: the combination cannot be ordered now. Says which ones can, from a fresh inventory call, or
+ * from the 409's own `data.available` when the inventory cannot be read.
+ */
+async function unavailableError(inputs: GpuVirtualMachineInputs, conflict: ApiError): Promise<Error> {
+  let seriesName = `GPU series ${inputs.seriesId}`;
+  let datacenterName = inputs.datacenterId;
+  let available: string[];
+  try {
+    const inventory = await client().gpuInventory();
+    const entry = inventory.find((s) => s.seriesId === inputs.seriesId);
+    if (entry) seriesName = entry.seriesName;
+    datacenterName =
+      inventory.flatMap((s) => s.availability).find((a) => a.datacenterId === inputs.datacenterId)?.datacenterName ??
+      datacenterName;
+    available = describeAvailable(entry);
+  } catch {
+    const data = conflict.data as { available?: { datacenterId: string; datacenterName: string; gpuCount: number }[] };
+    available = (data?.available ?? []).map((a) => `${a.datacenterName} × ${a.gpuCount}`);
+    datacenterName =
+      data?.available?.find((a) => a.datacenterId === inputs.datacenterId)?.datacenterName ?? datacenterName;
+  }
+  const choices =
+    available.length > 0
+      ? `Available now for ${seriesName}: ${available.join(", ")}. Set datacenterId and gpuCount to one of these`
+      : `No ${seriesName} combination is available anywhere now. Choose another seriesId`;
+  return new Error(
+    `Cannot create GPU VM "${inputs.name}": ${seriesName} with ${inputs.gpuCount} GPU(s) is not available in ` +
+      `${datacenterName} now (the API answered 409: ${conflict.apiMessage}). ${choices} ` +
+      "(getGpuInventory lists the current availability), or retry later.",
+    { cause: conflict },
+  );
+}
+
+/** Polls a GPU VM whose job id is unknown until it leaves Creating (bounded by cloudinfra:jobTimeoutMs). */
+async function settle(id: string, what: string): Promise<GpuVm> {
+  const current = settings();
+  const deadline = Date.now() + current.jobTimeoutMs;
+  for (;;) {
+    const gpu = await getGpu(id);
+    if (gpu.status !== "Creating") return gpu;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `${what} did not finish within ${current.jobTimeoutMs} ms (GPU VM ${id} is still Creating); raise ` +
+          "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
+      );
+    }
+    await sleep(current.pollIntervalMs);
+  }
+}
+
+/**
+ * After a create whose outcome is unknown (the request may have reached the API): names are not unique, so the GPU
+ * VM is ours only if it is the single new one with our name, data center, series and count.
+ */
+async function findCreated(inputs: GpuVirtualMachineInputs, before: Set<string>): Promise<GpuVm | undefined> {
+  const fresh = (await gpusNamed(inputs.name)).filter(
+    (g) =>
+      !before.has(g.id) &&
+      g.datacenter.id === inputs.datacenterId &&
+      g.series.id === inputs.seriesId &&
+      g.gpuCount === inputs.gpuCount,
+  );
+  if (fresh.length > 1) {
+    throw new Error(
+      `Creating GPU VM "${inputs.name}" gave no clear answer, and ${fresh.length} new GPU VMs of that name now exist ` +
+        `(${fresh.map((g) => g.id).join(", ")}); delete the ones you do not want, then run \`pulumi up\` again`,
+    );
+  }
+  return fresh[0];
+}
+
+/** Brings power state and the other in-place properties to the program's; the 501 of start becomes a clear error. */
+async function converge(id: string, olds: Props, news: GpuVirtualMachineInputs): Promise<GpuVm> {
+  const api = client();
+  const changed = changedInputs(olds, news, diffSpec);
+  const body: Record<string, unknown> = {};
+  if (changed.includes("name")) body.name = news.name;
+  if (changed.includes("teamId")) body.teamId = news.teamId ?? null;
+  let gpu: GpuVm | undefined;
+  if (Object.keys(body).length > 0) gpu = await api.updateGpuVm({ params: { id }, body: body as never });
+  if (news.powerState === undefined) return gpu ?? getGpu(id);
+  gpu ??= await getGpu(id);
+  const wanted = news.powerState === "running" ? "Running" : "Stopped";
+  if (gpu.status === wanted) return gpu;
+  try {
+    if (news.powerState === "running") await api.startGpuVm({ params: { id } });
+    else await api.stopGpuVm({ params: { id } });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 501) {
+      throw new ResourceInitError(
+        `GPU VM "${gpu.name}" (${id}) is ${gpu.status} and the provider cannot start ${gpu.series.name} GPU VMs ` +
+          `(the API answered 501: ${error.apiMessage}), so powerState "running" cannot be converged for it. Set ` +
+          'powerState to "stopped" or remove it to accept the stopped VM, or replace the VM (a new one starts Running)',
+        id,
+        outputsOf(news, gpu, olds.sshPrivateKey as string | undefined),
+      );
+    }
+    if (isConflict(error)) {
+      throw new ResourceInitError(
+        `Cannot make GPU VM "${gpu.name}" (${id}) ${news.powerState}: it is ${gpu.status} ` +
+          `(${(error as ApiError).apiMessage})`,
+        id,
+        outputsOf(news, gpu, olds.sshPrivateKey as string | undefined),
+      );
+    }
+    throw error;
+  }
+  return getGpu(id);
+}
+
+export async function create(inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+  const api = client();
+  const what = `Creating GPU VM "${inputs.name}"`;
+  // Known before the request, so that an ambiguous failure can tell our new GPU VM from existing ones of that name.
+  const before = new Set((await gpusNamed(inputs.name)).map((g) => g.id));
+  let created: { jobId: string; id: string };
+  try {
+    created = await api.createGpuVm({ body: pick(inputs, createKeys) as never });
+  } catch (error) {
+    if (isConflict(error)) throw await unavailableError(inputs, error as ApiError);
+    if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+    const found = await findCreated(inputs, before);
+    if (!found) throw error;
+    const gpu = await settle(found.id, what);
+    if (gpu.status === "Error") {
+      throw new ResourceInitError(
+        `${what} failed: GPU VM ${found.id} is in status Error`,
+        found.id,
+        outputsOf(inputs, gpu),
+      );
+    }
+    return finish(found.id, gpu, inputs);
+  }
+  try {
+    await awaitJob(created.jobId, what);
+  } catch (error) {
+    const failed = await getGpu(created.id).catch(() => undefined);
+    throw new ResourceInitError(
+      (error as Error).message,
+      created.id,
+      failed ? outputsOf(inputs, failed) : plainInputs(inputs),
+    );
+  }
+  return finish(created.id, await getGpu(created.id), inputs);
+}
+
+/** A created GPU VM: its SSH key, then the power state the program asks for. */
+async function finish(id: string, gpu: GpuVm, inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+  const sshPrivateKey = await sshKeyOf(id);
+  const current =
+    inputs.powerState === undefined ? gpu : await converge(id, outputsOf(inputs, gpu, sshPrivateKey), inputs);
+  return { id, outs: outputsOf(inputs, current, sshPrivateKey) };
+}
+
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+  try {
+    const gpu = await getGpu(id);
+    // The key never changes: keep the one from creation, fetch it only when the state has none (a failed create).
+    const known = props.sshPrivateKey as string | undefined;
+    const sshPrivateKey = known ?? (gpu.status === "Error" ? undefined : await sshKeyOf(id));
+    return { id, props: outputsOf(props, gpu, sshPrivateKey) };
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+export async function update(id: string, olds: Props, news: GpuVirtualMachineInputs): Promise<Props> {
+  const gpu = await converge(id, olds, news);
+  const sshPrivateKey = (olds.sshPrivateKey as string | undefined) ?? (await sshKeyOf(id));
+  return outputsOf(news, gpu, sshPrivateKey);
+}
+
+/** Deletes the GPU VM and waits; while a job of it runs (Creating, Deleting), waits for that first (bounded). */
+export async function remove(id: string): Promise<void> {
+  const api = client();
+  const current = settings();
+  const deadline = Date.now() + current.jobTimeoutMs;
+  for (;;) {
+    let jobId: string;
+    try {
+      jobId = (await api.deleteGpuVm({ params: { id } })).jobId;
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (!isConflict(error)) throw error;
+      const gpu = await getGpu(id).catch((e: unknown) => (isNotFound(e) ? null : Promise.reject(e)));
+      if (!gpu) return;
+      if (!transitional.has(gpu.status) || Date.now() > deadline) {
+        throw new Error(`GPU VM "${gpu.name}" (${id}) cannot be deleted now (status ${gpu.status})`, { cause: error });
+      }
+      await sleep(current.pollIntervalMs);
+      continue;
+    }
+    await awaitJob(jobId, `Deleting GPU VM ${id}`, current);
+    return;
+  }
+}
+
+/**
+ * A GPU VM in status Error (its creation failed) cannot be repaired in place: the next `up` replaces it. Otherwise
+ * the usual input comparison.
+ */
+function diff(olds: Props, news: Props): DiffResult {
+  const result = diffInputs(olds, news, diffSpec);
+  if (olds.status !== "Error") return result;
+  return { ...result, changes: true, replaces: [...result.replaces, "status"] };
+}
 
 export const gpuVirtualMachine: ResourceKind = {
   name: "GpuVirtualMachine",
-  check: (_olds, news) => ({ inputs: news, failures: [] }),
-  diff: () => ({ changes: false, replaces: [], stables: [], deleteBeforeReplace: false }),
-  create: pending,
-  read: pending,
-  update: pending,
-  delete: pending,
+  check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
+  diff: (_id: string, olds: Props, news: Props) => diff(olds, news),
+  create: (inputs: Props) => create(inputs as GpuVirtualMachineInputs),
+  read: (id: string, props: Props) => read(id, props),
+  update: (id: string, olds: Props, news: Props) => update(id, olds, news as GpuVirtualMachineInputs),
+  delete: (id: string) => remove(id),
 };

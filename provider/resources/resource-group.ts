@@ -1,16 +1,273 @@
-import type { ResourceKind } from "./framework";
+import { z } from "zod";
+import type { Team, TeamDetail } from "../api";
+import { ApiError } from "../client";
+import {
+  changedInputs,
+  checkInputs,
+  client,
+  diffInputs,
+  isConflict,
+  isNotFound,
+  plainInputs,
+  ResourceInitError,
+  settings,
+  uuidInput,
+  type DiffSpec,
+  type Props,
+  type ResourceKind,
+} from "./framework";
 
-// Placeholder replaced by the ResourceGroup implementation (being written); it only keeps the registry compiling.
-const pending = async (): Promise<never> => {
-  throw new Error("ResourceGroup is under construction");
+type TeamView = Team | z.output<typeof TeamDetail>;
+
+const teamIdError = "must be the integer id of a resource group (a ResourceGroup's `id` or `teamId`)";
+
+/** A resource group id: the integer, or its decimal text (the Pulumi id of a ResourceGroup, e.g. `parent.id`). */
+export const teamIdInput = z
+  .union([z.number(), z.string().regex(/^\d+$/, { error: teamIdError })], { error: teamIdError })
+  .transform(Number)
+  .pipe(z.number().int().positive({ error: "must be a positive integer resource group id" }));
+
+/** A set of values given as a list: order and repetitions mean nothing, so it is kept sorted and without duplicates. */
+export const sortedSet = <T extends string | number>(values: T[]): T[] =>
+  [...new Set(values)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+export const ResourceGroupInputs = z.strictObject({
+  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
+  parentTeamId: teamIdInput.optional(),
+  members: z.array(uuidInput("a user (a User's `id`)")).transform(sortedSet).optional(),
+  adopt: z.boolean().optional(),
+});
+export type ResourceGroupInputs = z.output<typeof ResourceGroupInputs>;
+
+const inPlace = ["name", "parentTeamId", "members"] as const;
+const diffSpec: DiffSpec = {
+  inPlace,
+  replaceOnChanges: [],
+  // Removing parentTeamId from the program makes the group top-level again; members left out are "no opinion".
+  clearable: ["parentTeamId"],
+  ignored: ["adopt"],
 };
+
+/**
+ * Runs `attempt`, retrying it while it fails with 409 for a short bounded time, then rethrows the 409: another
+ * resource of the same deployment may be giving the name up right now (renames run concurrently), e.g. renaming
+ * a → b while another group goes from b → c.
+ */
+export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
+  const current = settings();
+  const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10_000);
+  const pause = Math.max(100, Math.min(current.pollIntervalMs, 1000));
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isConflict(error) || Date.now() + pause > deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
+/**
+ * After an ambiguous create (the request may have reached the server but the answer was lost), a record of the same
+ * unique name is taken as the one that request made when it was created after the request was sent, give or take
+ * this much clock skew; an older one was there before and needs `adopt: true`.
+ */
+export const AMBIGUOUS_CREATE_SKEW_MS = 2 * 60_000;
+
+/** All members of a group (the detail pages them), as sorted user ids. */
+async function teamWithMembers(id: number): Promise<{ team: TeamView; members: string[] }> {
+  const api = client();
+  const members: string[] = [];
+  for (let page = 1; ; page++) {
+    const detail = await api.getTeam({ params: { id }, query: { page, limit: 100 } });
+    members.push(...detail.members.map((m) => m.id));
+    if (!detail.membersMeta.hasNextPage || detail.members.length === 0) {
+      return { team: detail, members: sortedSet(members) };
+    }
+  }
+}
+
+/** Outputs: the inputs as given, overlaid with everything the API reports. */
+function outputsOf(inputs: Props, team: TeamView, members: string[]): Props {
+  return {
+    ...plainInputs(inputs),
+    name: team.name,
+    teamId: team.id,
+    parentTeamId: team.parentTeamId ?? undefined,
+    members,
+    memberCount: team.memberCount,
+    vmCount: team.vmCount,
+    entityId: team.entityId,
+    createdAt: team.createdAt,
+    updatedAt: team.updatedAt,
+  };
+}
+
+/** Names are unique per entity, compared case-insensitively (as the API does). */
+async function findByName(name: string): Promise<Team | undefined> {
+  for await (const team of client().listAll("listTeams", { search: name })) {
+    if (team.name.toLowerCase() === name.toLowerCase()) return team;
+  }
+  return undefined;
+}
+
+const parseId = (id: string): number => {
+  if (!/^\d+$/.test(id)) throw new Error(`"${id}" is not a resource group id (an integer)`);
+  return Number(id);
+};
+
+/** Makes the group's name, parent and (when given) members match the inputs; returns the outputs. */
+export async function update(id: string, olds: Props, news: ResourceGroupInputs): Promise<Props> {
+  const api = client();
+  const teamId = parseId(id);
+  const changed = changedInputs(olds, news, diffSpec);
+  const body: { name?: string; parentTeamId?: number | null } = {};
+  if (changed.includes("name")) body.name = news.name;
+  if (changed.includes("parentTeamId")) body.parentTeamId = news.parentTeamId ?? null;
+  if (Object.keys(body).length > 0) {
+    try {
+      await retryOnConflict(() => api.updateTeam({ params: { id: teamId }, body }));
+    } catch (error) {
+      if (isConflict(error) && body.name !== undefined) {
+        const holder = await findByName(body.name).catch(() => undefined);
+        throw new Error(
+          `Cannot rename resource group ${id} to "${body.name}": ` +
+            (holder ? `resource group ${holder.id} is named "${holder.name}"` : "another group has that name") +
+            " (names are unique per entity, ignoring case). Choose another name, or rename the other group first " +
+            "(two groups swapping names need an intermediate name)",
+        );
+      }
+      throw error;
+    }
+  }
+  let current = await teamWithMembers(teamId);
+  if (news.members !== undefined) {
+    const wanted = news.members;
+    const adding = wanted.filter((m) => !current.members.includes(m));
+    const removing = current.members.filter((m) => !wanted.includes(m));
+    for (const userId of adding) {
+      await api.addTeamMember({ params: { id: teamId }, body: { userId } }).catch((e: unknown) => {
+        if (!isConflict(e)) throw e; // already a member: someone else added it meanwhile
+      });
+    }
+    for (const userId of removing) {
+      await api.removeTeamMember({ params: { id: teamId, userId } }).catch((e: unknown) => {
+        if (!isNotFound(e)) throw e; // no longer a member
+      });
+    }
+    if (adding.length + removing.length > 0) current = await teamWithMembers(teamId);
+  }
+  return outputsOf(news, current.team, current.members);
+}
+
+/** Takes over an existing group; once found it is recorded even when aligning it fails, so it is not orphaned. */
+async function adopt(inputs: ResourceGroupInputs, existing: Team): Promise<{ id: string; outs: Props }> {
+  const id = String(existing.id);
+  const { team, members } = await teamWithMembers(existing.id);
+  try {
+    return { id, outs: await update(id, outputsOf({}, team, members), inputs) };
+  } catch (error) {
+    throw new ResourceInitError(
+      `Resource group "${team.name}" (${id}) was taken over but could not be aligned with the program: ` +
+        (error as Error).message,
+      id,
+      outputsOf(inputs, team, members),
+    );
+  }
+}
+
+export async function create(inputs: ResourceGroupInputs): Promise<{ id: string; outs: Props }> {
+  const api = client();
+  const body = {
+    name: inputs.name,
+    ...(inputs.parentTeamId !== undefined ? { parentTeamId: inputs.parentTeamId } : {}),
+  };
+  let teamId: number | undefined;
+  for (let attempt = 1; teamId === undefined; attempt++) {
+    const sentAt = Date.now();
+    try {
+      teamId = inputs.adopt
+        ? (await api.createTeam({ body })).teamId
+        : (await retryOnConflict(() => api.createTeam({ body }))).teamId;
+    } catch (error) {
+      const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
+      if (!isConflict(error) && !ambiguous) throw error;
+      const existing = await findByName(inputs.name);
+      if (
+        existing &&
+        (inputs.adopt || (ambiguous && Date.parse(existing.createdAt) >= sentAt - AMBIGUOUS_CREATE_SKEW_MS))
+      ) {
+        return adopt(inputs, existing);
+      }
+      if (existing) {
+        throw new Error(
+          `A resource group named "${existing.name}" already exists (${existing.id}). Set \`adopt: true\` to manage it ` +
+            "from this program, or choose another name (names are unique per entity, ignoring case)",
+        );
+      }
+      // Ambiguous and nothing was created: names are unique, so one more attempt cannot make a duplicate.
+      if (!ambiguous || attempt >= 2) {
+        throw new Error(
+          `Creating resource group "${inputs.name}" failed: ${(error as Error).message}. No group of that name exists, ` +
+            "so nothing was created; run `pulumi up` again",
+          { cause: error },
+        );
+      }
+    }
+  }
+  if (inputs.members !== undefined && inputs.members.length > 0) {
+    try {
+      return {
+        id: String(teamId),
+        outs: await update(String(teamId), { name: inputs.name, parentTeamId: inputs.parentTeamId }, inputs),
+      };
+    } catch (error) {
+      // The group exists: record it (the next `up` retries the members) rather than orphan it.
+      const found = await teamWithMembers(teamId).catch(() => undefined);
+      throw new ResourceInitError(
+        `Resource group "${inputs.name}" (${teamId}) was created but its members could not be set: ${(error as Error).message}`,
+        String(teamId),
+        found ? outputsOf(inputs, found.team, found.members) : { ...plainInputs(inputs), teamId },
+      );
+    }
+  }
+  const { team, members } = await teamWithMembers(teamId);
+  return { id: String(teamId), outs: outputsOf(inputs, team, members) };
+}
+
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+  try {
+    const { team, members } = await teamWithMembers(parseId(id));
+    return { id, props: outputsOf(props, team, members) };
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** Deletes the group; while child groups remain (e.g. being deleted in the same run), waits briefly, then names them. */
+export async function remove(id: string): Promise<void> {
+  const teamId = parseId(id);
+  try {
+    await retryOnConflict(() => client().deleteTeam({ params: { id: teamId } }));
+  } catch (error) {
+    if (isNotFound(error)) return;
+    if (isConflict(error)) {
+      throw new Error(
+        `Resource group ${id} still has child groups: ${(error as ApiError).apiMessage}. Delete them or set another ` +
+          "parentTeamId on them first (a child declared with `parentTeamId: parent.id` is deleted before its parent)",
+      );
+    }
+    throw error;
+  }
+}
 
 export const resourceGroup: ResourceKind = {
   name: "ResourceGroup",
-  check: (_olds, news) => ({ inputs: news, failures: [] }),
-  diff: () => ({ changes: false, replaces: [], stables: [], deleteBeforeReplace: false }),
-  create: pending,
-  read: pending,
-  update: pending,
-  delete: pending,
+  check: (_olds: Props, news: Props) => checkInputs(ResourceGroupInputs, news),
+  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
+  create: (inputs: Props) => create(inputs as ResourceGroupInputs),
+  read: (id: string, props: Props) => read(id, props),
+  update: (id: string, olds: Props, news: Props) => update(id, olds, news as ResourceGroupInputs),
+  delete: (id: string) => remove(id),
 };

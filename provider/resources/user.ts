@@ -1,16 +1,290 @@
-import type { ResourceKind } from "./framework";
+import { z } from "zod";
+import { passwordProblems, RoleName, type User as ApiUser } from "../api";
+import { ApiError } from "../client";
+import {
+  changedInputs,
+  checkInputs,
+  client,
+  containsUnknown,
+  diffInputs,
+  isConflict,
+  isNotFound,
+  plainInputs,
+  ResourceInitError,
+  uuidInput,
+  type CheckFailure,
+  type DiffSpec,
+  type Props,
+  type ResourceKind,
+} from "./framework";
+import { AMBIGUOUS_CREATE_SKEW_MS, retryOnConflict, sortedSet, teamIdInput } from "./resource-group";
 
-// Placeholder replaced by the User implementation (being written); it only keeps the registry compiling.
-const pending = async (): Promise<never> => {
-  throw new Error("User is under construction");
+const personName = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
+
+export const UserInputs = z.strictObject({
+  // The API stores emails lower-case: normalising here keeps the diff quiet.
+  email: z
+    .string({ error: "must be an email address such as ada@example.com" })
+    .trim()
+    .toLowerCase()
+    .pipe(
+      z.email({ error: "must be an email address such as ada@example.com" }).max(254, "must be at most 254 characters"),
+    ),
+  action: z.enum(["invite", "register"], { error: 'must be "invite" or "register"' }).default("invite"),
+  // Never echo the value: the messages below only say what is missing.
+  password: z
+    .string({ error: "must be a string" })
+    .superRefine((value, ctx) => {
+      const problems = passwordProblems(value);
+      if (problems.length > 0) ctx.addIssue({ code: "custom", message: `must ${problems.join(", ")}` });
+    })
+    .optional(),
+  firstName: personName.optional(),
+  lastName: personName.optional(),
+  roleNames: z
+    .array(
+      z.enum(RoleName.options, {
+        error: (issue) => `unknown role "${String(issue.input)}"; the roles are ${RoleName.options.join(", ")}`,
+      }),
+    )
+    .max(3, "at most 3 roles")
+    .transform(sortedSet)
+    .optional(),
+  teamIds: z.array(teamIdInput).max(50, "at most 50 resource groups").transform(sortedSet).optional(),
+  entityId: uuidInput("an entity (the configured one or one of its children)").optional(),
+  adopt: z.boolean().optional(),
+});
+export type UserInputs = z.output<typeof UserInputs>;
+
+const inPlace = ["firstName", "lastName", "email", "roleNames", "teamIds"] as const;
+const diffSpec: DiffSpec = {
+  inPlace,
+  replaceOnChanges: ["action", "entityId"],
+  // The password only counts when the user is registered: the API lets users change their own password only.
+  ignored: ["password", "adopt"],
+  // Emails are unique among live users: a replacement keeping its email must delete the old user first.
+  deleteBeforeReplace: (olds, news) => olds.email === news.email || containsUnknown(news.email),
 };
+
+/** The rules that span properties. `given` are the raw inputs: a value unknown during preview counts as present. */
+function crossChecks(known: Partial<UserInputs>, failures: CheckFailure[], given: Props): void {
+  const action = given.action === undefined ? "invite" : known.action;
+  if (action === undefined) return; // not known yet
+  const hasPassword = given.password !== undefined;
+  if (action === "register" && !hasPassword) {
+    failures.push({
+      property: "password",
+      reason: 'password is required when action is "register" (12-50 characters, mixed case, a number, a special one)',
+    });
+  }
+  if (action === "invite" && hasPassword) {
+    failures.push({
+      property: "password",
+      reason: 'password is only accepted with action "register": remove it (invited users set their own) or register',
+    });
+  }
+  if (action === "invite" && given.entityId !== undefined) {
+    failures.push({
+      property: "entityId",
+      reason: 'entityId is only accepted with action "register": remove it or use action "register"',
+    });
+  }
+}
+
+/**
+ * Outputs: the inputs as given, overlaid with everything the API reports. `password` stays the one the user was
+ * registered with (a secret output: the SDK marks it so).
+ */
+function outputsOf(inputs: Props, user: ApiUser): Props {
+  return {
+    ...plainInputs(inputs),
+    email: user.email,
+    firstName: user.firstName ?? undefined,
+    lastName: user.lastName ?? undefined,
+    name: user.name,
+    entityId: user.entityId,
+    roleNames: sortedSet(user.roles),
+    roles: user.roles,
+    teamIds: sortedSet(user.teamIds),
+    inviteStatus: user.inviteStatus,
+    twoFactorEnabled: user.twoFactorEnabled,
+    createdAt: user.createdAt,
+    updatedAt: user.updatedAt,
+  };
+}
+
+const entityQuery = (entityId: unknown) => (typeof entityId === "string" ? { entityId } : undefined);
+
+/** The live user with this email in the entity (emails are unique among users that are not deleted). */
+async function findByEmail(email: string, entityId: string | undefined): Promise<ApiUser | undefined> {
+  const query = { search: email, ...(entityId ? { entityId } : {}) };
+  for await (const user of client().listAll("listUsers", query)) {
+    if (user.email === email && user.deletedAt === null) return user;
+  }
+  return undefined;
+}
+
+export async function update(id: string, olds: Props, news: UserInputs): Promise<Props> {
+  const api = client();
+  const query = entityQuery(olds.entityId ?? news.entityId);
+  const changed = changedInputs(olds, news, diffSpec);
+  const body: { firstName?: string; lastName?: string; email?: string } = {};
+  for (const key of ["firstName", "lastName", "email"] as const) {
+    if (changed.includes(key) && news[key] !== undefined) body[key] = news[key];
+  }
+  if (Object.keys(body).length > 0) {
+    try {
+      await retryOnConflict(() => api.updateUser({ params: { id }, query, body }));
+    } catch (error) {
+      if (isConflict(error) && body.email !== undefined) {
+        throw new Error(
+          `Cannot change the email of user ${id} to ${body.email}: another user has it (emails are unique among ` +
+            "users that are not deleted). Choose another email, or change the other user's first",
+        );
+      }
+      throw error;
+    }
+  }
+  let user = await api.getUser({ params: { id }, query });
+  let touched = false;
+  if (news.roleNames !== undefined) {
+    const wanted = news.roleNames;
+    for (const roleName of wanted.filter((r) => !user.roles.includes(r))) {
+      await api.addUserRole({ params: { userId: id }, query, body: { roleName } });
+      touched = true;
+    }
+    for (const roleName of user.roles.filter((r) => !wanted.includes(r as RoleName))) {
+      await api.removeUserRole({ params: { userId: id, roleName }, query }).catch((e: unknown) => {
+        if (!isNotFound(e)) throw e; // removed meanwhile
+      });
+      touched = true;
+    }
+  }
+  if (news.teamIds !== undefined) {
+    const wanted = news.teamIds;
+    for (const teamId of wanted.filter((t) => !user.teamIds.includes(t))) {
+      await api.addTeamMember({ params: { id: teamId }, query, body: { userId: id } }).catch((e: unknown) => {
+        if (!isConflict(e)) throw e; // already a member
+      });
+      touched = true;
+    }
+    for (const teamId of user.teamIds.filter((t) => !wanted.includes(t))) {
+      await api.removeTeamMember({ params: { id: teamId, userId: id }, query }).catch((e: unknown) => {
+        if (!isNotFound(e)) throw e; // no longer a member, or the group is gone
+      });
+      touched = true;
+    }
+  }
+  if (touched) user = await api.getUser({ params: { id }, query });
+  // A new password in the program is not applied (only users change their own): keep the one registered.
+  return outputsOf({ ...news, password: olds.password }, user);
+}
+
+/** Takes over an existing user; once found it is recorded even when aligning it fails, so it is not orphaned. */
+async function adopt(inputs: UserInputs, existing: ApiUser): Promise<{ id: string; outs: Props }> {
+  try {
+    return { id: existing.id, outs: await update(existing.id, outputsOf({}, existing), inputs) };
+  } catch (error) {
+    throw new ResourceInitError(
+      `User ${existing.email} (${existing.id}) was taken over but could not be aligned with the program: ` +
+        (error as Error).message,
+      existing.id,
+      outputsOf(inputs, existing),
+    );
+  }
+}
+
+export async function create(inputs: UserInputs): Promise<{ id: string; outs: Props }> {
+  const api = client();
+  const register = inputs.action === "register";
+  const body = {
+    email: inputs.email,
+    action: inputs.action,
+    ...(register && inputs.password !== undefined ? { password: inputs.password } : {}),
+    ...(inputs.firstName !== undefined ? { firstName: inputs.firstName } : {}),
+    ...(inputs.lastName !== undefined ? { lastName: inputs.lastName } : {}),
+    ...(inputs.roleNames !== undefined ? { roleNames: inputs.roleNames } : {}),
+    ...(inputs.teamIds !== undefined ? { teamIds: inputs.teamIds } : {}),
+    ...(register && inputs.entityId !== undefined ? { entityId: inputs.entityId } : {}),
+  };
+  for (let attempt = 1; ; attempt++) {
+    const sentAt = Date.now();
+    try {
+      const user = inputs.adopt
+        ? await api.createUser({ body })
+        : await retryOnConflict(() => api.createUser({ body }));
+      return { id: user.id, outs: outputsOf(inputs, user) };
+    } catch (error) {
+      const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
+      if (!isConflict(error) && !ambiguous) throw error;
+      const existing = await findByEmail(inputs.email, inputs.entityId);
+      if (
+        existing &&
+        (inputs.adopt || (ambiguous && Date.parse(existing.createdAt) >= sentAt - AMBIGUOUS_CREATE_SKEW_MS))
+      ) {
+        return adopt(inputs, existing);
+      }
+      if (existing) {
+        throw new Error(
+          `A user with the email ${inputs.email} already exists (${existing.id}). Set \`adopt: true\` to manage it ` +
+            "from this program, or choose another email",
+        );
+      }
+      if (!ambiguous) {
+        throw new Error(
+          `A user with the email ${inputs.email} already exists outside the entity this provider manages; choose ` +
+            "another email",
+        );
+      }
+      // Nothing was created: emails are unique, so one more attempt cannot make a second user.
+      if (attempt >= 2) {
+        throw new Error(
+          `Creating user ${inputs.email} failed: ${(error as Error).message}. No user with that email exists, so ` +
+            "nothing was created; run `pulumi up` again",
+          { cause: error },
+        );
+      }
+    }
+  }
+}
+
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+  try {
+    return {
+      id,
+      props: outputsOf(props, await client().getUser({ params: { id }, query: entityQuery(props.entityId) })),
+    };
+  } catch (error) {
+    // A deleted user (the API deletes softly) reads as 404: gone.
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** The API's soft delete; already deleted is success. */
+export async function remove(id: string, props: Props): Promise<void> {
+  try {
+    await client().deleteUser({ params: { id }, query: entityQuery(props.entityId) });
+  } catch (error) {
+    if (isNotFound(error)) return;
+    if (isConflict(error)) {
+      throw new Error(
+        `User ${id} cannot be deleted: ${(error as ApiError).apiMessage}. The provider's own credentials belong to ` +
+          "this user: configure another user's credentials, or remove the resource from the program without " +
+          "deleting it (`retainOnDelete`)",
+      );
+    }
+    throw error;
+  }
+}
 
 export const user: ResourceKind = {
   name: "User",
-  check: (_olds, news) => ({ inputs: news, failures: [] }),
-  diff: () => ({ changes: false, replaces: [], stables: [], deleteBeforeReplace: false }),
-  create: pending,
-  read: pending,
-  update: pending,
-  delete: pending,
+  check: (_olds: Props, news: Props) =>
+    checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),
+  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
+  create: (inputs: Props) => create(inputs as UserInputs),
+  read: (id: string, props: Props) => read(id, props),
+  update: (id: string, olds: Props, news: Props) => update(id, olds, news as UserInputs),
+  delete: (id: string, props: Props) => remove(id, props),
 };

@@ -1,16 +1,555 @@
-import type { ResourceKind } from "./framework";
+import { z } from "zod";
+import type { VmDetail } from "../api";
+import { ApiError, JobFailedError } from "../client";
+import {
+  awaitJob,
+  checkInputs,
+  client,
+  containsUnknown,
+  diffInputs,
+  isConflict,
+  isNotFound,
+  plainInputs,
+  ResourceInitError,
+  settings,
+  UNKNOWN,
+  uuidInput,
+  type CheckFailure,
+  type CheckResult,
+  type DiffResult,
+  type DiffSpec,
+  type Props,
+  type ResourceKind,
+} from "./framework";
 
-// Placeholder replaced by the VirtualMachine implementation (being written); it only keeps the registry compiling.
-const pending = async (): Promise<never> => {
-  throw new Error("VirtualMachine is under construction");
+const catalogId = (what: string) =>
+  z
+    .number({ error: `must be the integer id of ${what}` })
+    .int({ error: `must be the integer id of ${what}` })
+    .positive({ error: `must be the positive integer id of ${what}` });
+
+const NetworkInterfaceInput = z.strictObject({
+  networkId: uuidInput("a network"),
+  primary: z.boolean({ error: "must be true or false" }).optional(),
+});
+
+export const VirtualMachineInputs = z.strictObject({
+  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
+  datacenterId: uuidInput("a data center"),
+  imageId: catalogId("an image"),
+  configurationId: catalogId("a configuration"),
+  teamId: z
+    .number({ error: "must be the integer id of a resource group, or null for none" })
+    .int({ error: "must be the integer id of a resource group" })
+    .positive({ error: "must be the positive integer id of a resource group" })
+    .nullable()
+    .optional(),
+  powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).default("running"),
+  allocatePublicIp: z.boolean({ error: "must be true or false" }).optional(),
+  networkInterfaces: z
+    .array(NetworkInterfaceInput, { error: "must be a list of {networkId, primary}" })
+    .min(1, "needs at least one interface (leave it out for the automatic interface)")
+    .max(5, "at most 5 interfaces")
+    .optional(),
+  sshKeyIds: z.array(z.string().min(1, "ids must not be empty"), { error: "must be a list of SSH key ids" }).optional(),
+  allowReplaceOnShrink: z.boolean({ error: "must be true or false" }).optional(),
+});
+export type VirtualMachineInputs = z.output<typeof VirtualMachineInputs> & {
+  /** Set by check, never by the program: the cpu/ram/disk of `configurationId`, when they could be learned. */
+  configurationSize?: Size;
 };
+
+interface Size {
+  cpu: number;
+  ram: number;
+  disk: number;
+}
+
+const inPlace = ["name", "teamId", "configurationId", "powerState"] as const;
+const replaceOnChanges = ["datacenterId", "imageId", "networkInterfaces", "allocatePublicIp", "sshKeyIds"] as const;
+const diffSpec: DiffSpec = {
+  inPlace,
+  replaceOnChanges,
+  // `teamId` removed from the program takes the VM out of its resource group, as `null` does.
+  clearable: ["teamId"],
+  ignored: ["allowReplaceOnShrink", "configurationSize"],
+};
+
+/** Statuses during which a job works on the VM: other state-changing calls answer 409 until it ends. */
+const transitional = new Set(["Creating", "Resizing", "Rescuing", "Unrescuing", "Deleting"]);
+
+// ---------------------------------------------------------------- configuration sizes
+
+/**
+ * cpu/ram/disk per configuration id. The API has no configuration list: sizes are learned from the VMs it reports
+ * (a VM detail, or a VM list item filtered by configuration). Configurations of a catalog do not change size.
+ */
+const knownSizes = new Map<number, Size>();
+
+const sizeOfDetail = (vm: VmDetail["virtualMachine"]): Size => ({ cpu: vm.cpu, ram: vm.ram, disk: vm.disk });
+
+/** The size of a configuration, learned read-only from any VM of the entity that uses it; undefined when none does. */
+async function sizeOf(configurationId: number): Promise<Size | undefined> {
+  const known = knownSizes.get(configurationId);
+  if (known) return known;
+  try {
+    const page = await client().listVms({ query: { "filter[configurationId]": configurationId, limit: 1 } });
+    const size = page.data[0]?.configuration;
+    if (size) knownSizes.set(configurationId, { cpu: size.cpu, ram: size.ram, disk: size.disk });
+    return size;
+  } catch {
+    // Not knowing is allowed: the resize call's own refusal is the last line.
+    return undefined;
+  }
+}
+
+function shrinks(from: Size, to: Size): string[] {
+  return (["cpu", "ram", "disk"] as const).filter((k) => to[k] < from[k]).map((k) => `${k} ${from[k]} → ${to[k]}`);
+}
+
+function shrinkMessage(from: number, to: number, what: string[]): string {
+  return (
+    `configurationId can only grow in place: ${from} → ${to} would shrink the VM (${what.join(", ")}). Choose a ` +
+    "configuration at least as large, or set `allowReplaceOnShrink: true` to replace the VM (a new VM, its disk " +
+    "content is not kept)"
+  );
+}
+
+// ---------------------------------------------------------------- check
+
+function crossChecks(known: Partial<VirtualMachineInputs>, failures: CheckFailure[]): void {
+  const nics = known.networkInterfaces;
+  if (!nics) return;
+  if (nics.filter((n) => n.primary === true).length > 1) {
+    failures.push({
+      property: "networkInterfaces",
+      reason: "networkInterfaces: exactly one interface may have `primary: true` (none marked: the first is primary)",
+    });
+  }
+  const seen = new Set<string>();
+  nics.forEach((nic, i) => {
+    if (seen.has(nic.networkId)) {
+      failures.push({
+        property: `networkInterfaces.${i}.networkId`,
+        reason: `networkInterfaces.${i}.networkId: network ${nic.networkId} is named twice; a VM has one interface per network`,
+      });
+    }
+    seen.add(nic.networkId);
+  });
+}
+
+/** Fills in `primary` (the first interface when none is marked), as the API needs exactly one. */
+function normalizeInterfaces(value: unknown): unknown {
+  if (!Array.isArray(value) || value.some((n) => n === null || typeof n !== "object")) return value;
+  const nics = value as { networkId: unknown; primary?: unknown }[];
+  const marked = nics.some((n) => n.primary === true || n.primary === UNKNOWN);
+  return nics.map((n, i) => ({ networkId: n.networkId, primary: n.primary ?? (!marked && i === 0) }));
+}
+
+/**
+ * Schema and cross-field checks; then, when `configurationId` changes on an existing VM, what can be learned
+ * read-only about the two sizes: a known shrink is a failure unless `allowReplaceOnShrink` is set, and the target's
+ * size is passed on (as `configurationSize`) so that diff can turn the change into a replacement.
+ */
+async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
+  const { adopt, ...given } = news;
+  const result = checkInputs(VirtualMachineInputs, given, crossChecks);
+  if (adopt !== undefined) {
+    result.failures.push({
+      property: "adopt",
+      reason:
+        "adopt: VM names are not unique in the API, so an existing VM cannot be taken over by name; remove `adopt` " +
+        "(this program creates its own VM)",
+    });
+  }
+  const inputs: Props = { ...result.inputs };
+  if (inputs.networkInterfaces !== undefined) inputs.networkInterfaces = normalizeInterfaces(inputs.networkInterfaces);
+  const target = inputs.configurationId;
+  const previous = olds.configurationId;
+  if (
+    result.failures.length === 0 &&
+    typeof target === "number" &&
+    typeof previous === "number" &&
+    target !== previous
+  ) {
+    const [from, to] = await Promise.all([sizeOf(previous), sizeOf(target)]);
+    if (to) inputs.configurationSize = to;
+    const shrinking = from && to ? shrinks(from, to) : [];
+    if (shrinking.length > 0 && inputs.allowReplaceOnShrink !== true && inputs.allowReplaceOnShrink !== UNKNOWN) {
+      result.failures.push({ property: "configurationId", reason: shrinkMessage(previous, target, shrinking) });
+    }
+  }
+  return { inputs, failures: result.failures };
+}
+
+// ---------------------------------------------------------------- diff
+
+const byNetwork = (a: { networkId: unknown }, b: { networkId: unknown }) =>
+  String(a.networkId).localeCompare(String(b.networkId));
+
+/** The comparable form of interfaces (outputs carry ids and addresses; order does not matter). */
+function comparableInterfaces(value: unknown): unknown {
+  if (!Array.isArray(value) || containsUnknown(value)) return value;
+  return (value as { networkId: unknown; primary?: unknown }[])
+    .map((n) => ({ networkId: n.networkId, primary: n.primary === true }))
+    .sort(byNetwork);
+}
+
+const comparableKeys = (value: unknown) =>
+  Array.isArray(value) && !containsUnknown(value) ? [...(value as string[])].sort() : value;
+
+function comparable(props: Props): Props {
+  const out: Props = { ...props };
+  if (props.networkInterfaces !== undefined) out.networkInterfaces = comparableInterfaces(props.networkInterfaces);
+  if (props.sshKeyIds !== undefined) out.sshKeyIds = comparableKeys(props.sshKeyIds);
+  return out;
+}
+
+function isSize(value: unknown): value is Size {
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    ["cpu", "ram", "disk"].every((k) => typeof (value as Props)[k] === "number")
+  );
+}
+
+/**
+ * `olds` are the outputs. A configuration change is in place, unless it is a known shrink and the program allows
+ * replacement; a VM whose creation failed (status Error) can only be replaced.
+ */
+function diff(_id: string, olds: Props, news: Props): DiffResult {
+  const result = diffInputs(comparable(olds), comparable(news), diffSpec);
+  const replaces = [...result.replaces];
+  const current = { cpu: olds.cpu, ram: olds.ram, disk: olds.disk };
+  if (
+    news.configurationId !== olds.configurationId &&
+    news.allowReplaceOnShrink === true &&
+    isSize(news.configurationSize) &&
+    isSize(current) &&
+    shrinks(current, news.configurationSize).length > 0
+  ) {
+    replaces.push("configurationId");
+  }
+  if (olds.status === "Error") replaces.push("status");
+  return {
+    changes: result.changes || replaces.length > 0,
+    replaces,
+    stables: result.stables.filter((k) => !replaces.includes(k)),
+    deleteBeforeReplace: false,
+  };
+}
+
+// ---------------------------------------------------------------- outputs
+
+function powerStateOf(status: string): "running" | "stopped" | null {
+  return status === "Running" ? "running" : status === "Stopped" ? "stopped" : null;
+}
+
+/** Outputs: the inputs as given, overlaid with everything the API reports. */
+function outputsOf(inputs: Props, detail: VmDetail, sshPrivateKey: string | undefined): Props {
+  const vm = detail.virtualMachine;
+  knownSizes.set(vm.configurationId, sizeOfDetail(vm));
+  const { configurationSize: _size, ...given } = plainInputs(inputs);
+  const publicIp = vm.primaryPublicIp ?? null;
+  return {
+    ...given,
+    name: vm.name,
+    teamId: vm.teamId,
+    datacenterId: vm.datacenter.id,
+    datacenterName: vm.datacenter.name,
+    imageId: vm.imageId ?? given.imageId,
+    imageName: vm.image,
+    configurationId: vm.configurationId,
+    configurationName: vm.configuration,
+    configurationCategoryCode: vm.configurationCategoryCode,
+    cpu: vm.cpu,
+    ram: vm.ram,
+    disk: vm.disk,
+    status: detail.status,
+    powerState: powerStateOf(detail.status),
+    networkInterfaces: vm.networkInterfaces ?? given.networkInterfaces ?? [],
+    privateIp: vm.primaryPrivateIp ?? null,
+    publicIp,
+    allocatePublicIp: publicIp !== null,
+    sshKeyIds: vm.sshKeyIds ?? given.sshKeyIds ?? [],
+    sshPrivateKey,
+    createdAt: vm.createdAt,
+    updatedAt: vm.updatedAt,
+  };
+}
+
+const getVm = (id: string) => client().getVm({ params: { id } });
+
+/** The private key generated at creation; undefined when the caller may not read it. */
+async function privateKeyOf(id: string): Promise<string | undefined> {
+  try {
+    return (await client().getVmSshKey({ params: { id } })).privateKey;
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 403 || error.status === 404)) return undefined;
+    throw error;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The VM once no job works on it (bounded by cloudinfra:jobTimeoutMs). */
+async function settledVm(id: string): Promise<VmDetail> {
+  const current = settings();
+  const deadline = Date.now() + current.jobTimeoutMs;
+  for (;;) {
+    const detail = await getVm(id);
+    if (!transitional.has(detail.status)) return detail;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `VM "${detail.virtualMachine.name}" (${id}) stayed ${detail.status} for more than ${current.jobTimeoutMs} ms; ` +
+          "raise cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
+      );
+    }
+    await sleep(current.pollIntervalMs);
+  }
+}
+
+// ---------------------------------------------------------------- create
+
+function createBody(inputs: VirtualMachineInputs) {
+  return {
+    name: inputs.name,
+    datacenterId: inputs.datacenterId,
+    imageId: inputs.imageId,
+    configurationId: inputs.configurationId,
+    numberOfInstances: 1,
+    ...(inputs.allocatePublicIp !== undefined ? { allocatePublicIp: inputs.allocatePublicIp } : {}),
+    ...(typeof inputs.teamId === "number" ? { teamId: inputs.teamId } : {}),
+    ...(inputs.networkInterfaces
+      ? {
+          networkInterfaces: inputs.networkInterfaces.map((n) => ({
+            networkId: n.networkId,
+            primary: n.primary === true,
+          })),
+        }
+      : {}),
+    ...(inputs.sshKeyIds ? { sshKeyIds: inputs.sshKeyIds } : {}),
+  };
+}
+
+/**
+ * VMs that may be the one a create request made, when its id is not known (names are not unique): same name, data
+ * center and configuration, created within `windowMs` of `at` (the job's creation time on the API's clock).
+ */
+async function candidates(inputs: VirtualMachineInputs, at: number, windowMs: number): Promise<string[]> {
+  const found: string[] = [];
+  const query = {
+    search: inputs.name,
+    "filter[datacenterId]": inputs.datacenterId,
+    "filter[configurationId]": inputs.configurationId,
+  };
+  for await (const vm of client().listAll("listVms", query)) {
+    if (vm.name === inputs.name && Math.abs(Date.parse(vm.createdAt) - at) <= windowMs) found.push(vm.id);
+  }
+  return found;
+}
+
+/** Records the VM that exists but did not become ready (its key is left out: read fetches it later). */
+async function failedCreate(inputs: VirtualMachineInputs, id: string, message: string): Promise<never> {
+  const detail = await getVm(id).catch(() => undefined);
+  throw new ResourceInitError(message, id, detail ? outputsOf(inputs, detail, undefined) : plainInputs(inputs));
+}
+
+/** Brings a freshly created VM to the declared power state and reads its outputs; failures keep its id. */
+async function finishCreate(inputs: VirtualMachineInputs, id: string): Promise<{ id: string; outs: Props }> {
+  try {
+    let detail = await settledVm(id);
+    if (detail.status === "Error") {
+      return await failedCreate(inputs, id, `Creating VM "${inputs.name}" failed: the VM is in status Error`);
+    }
+    if (inputs.powerState === "stopped" && detail.status === "Running") {
+      await client().stopVm({ params: { id } });
+      detail = await getVm(id);
+    }
+    return { id, outs: outputsOf(inputs, detail, await privateKeyOf(id)) };
+  } catch (error) {
+    if (error instanceof ResourceInitError) throw error;
+    return failedCreate(inputs, id, `VM "${inputs.name}" was created but not finished: ${(error as Error).message}`);
+  }
+}
+
+export async function create(inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+  const sentAt = Date.now();
+  let job: { id: string; createdAt: string };
+  try {
+    const jobs = await client().createVm({ body: createBody(inputs) });
+    if (jobs.length !== 1)
+      throw new Error(`Creating VM "${inputs.name}": expected one job, the API answered ${jobs.length}`);
+    job = jobs[0];
+  } catch (error) {
+    if (error instanceof ApiError && error.mayHaveSucceeded) {
+      // The request may have created the VM: look for it (the client's clock, so a wide window).
+      const found = await candidates(inputs, sentAt, 5 * 60_000).catch(() => []);
+      if (found.length === 1) return finishCreate(inputs, found[0]);
+      if (found.length > 1) {
+        throw new Error(
+          `Creating VM "${inputs.name}" may have succeeded (${error.message}), and several VMs could be it: ` +
+            `${found.join(", ")}. Delete the unwanted ones, then run \`pulumi up\` again`,
+          { cause: error },
+        );
+      }
+    }
+    throw error;
+  }
+  let id: string;
+  try {
+    const done = await awaitJob(job.id, `Creating VM "${inputs.name}"`);
+    if (!done.resourceId) throw new Error(`Creating VM "${inputs.name}": job ${job.id} completed without a VM id`);
+    id = done.resourceId;
+  } catch (error) {
+    // The VM exists whatever went wrong while waiting: find it to record it (no orphan).
+    const failedId = error instanceof JobFailedError ? error.job.resourceId : null;
+    const found = failedId ? [failedId] : await candidates(inputs, Date.parse(job.createdAt), 2_000).catch(() => []);
+    const message = error instanceof JobFailedError ? (error.job.error ?? error.message) : (error as Error).message;
+    if (found.length === 1) return failedCreate(inputs, found[0], message);
+    const note =
+      found.length > 1
+        ? ` VMs that may be it: ${found.join(", ")}; delete the one of job ${job.id}.`
+        : ` Its VM could not be found (job ${job.id}).`;
+    throw new Error(`${message}.${note}`, { cause: error });
+  }
+  return finishCreate(inputs, id);
+}
+
+// ---------------------------------------------------------------- read
+
+export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+  try {
+    const detail = await getVm(id);
+    const key = typeof props.sshPrivateKey === "string" ? props.sshPrivateKey : await privateKeyOf(id);
+    return { id, props: outputsOf(props, detail, key) };
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------- update
+
+async function resize(detail: VmDetail, news: VirtualMachineInputs): Promise<void> {
+  const vm = detail.virtualMachine;
+  const target = news.configurationId;
+  const to = isSize(news.configurationSize) ? news.configurationSize : await sizeOf(target);
+  const shrinking = to ? shrinks(sizeOfDetail(vm), to) : [];
+  const replaceHint =
+    "; `allowReplaceOnShrink` is set, but the shrink was not known when the change was planned: run " +
+    "`pulumi up --replace <urn of this VM>` to replace it";
+  if (shrinking.length > 0) {
+    throw new Error(
+      shrinkMessage(vm.configurationId, target, shrinking) + (news.allowReplaceOnShrink ? replaceHint : ""),
+    );
+  }
+  let jobId: string;
+  try {
+    jobId = (await client().resizeVm({ params: { id: vm.id }, body: { configurationId: target } })).jobId;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) {
+      throw new Error(
+        `configurationId: the API refused to resize VM "${vm.name}" from configuration ${vm.configurationId} ` +
+          `(${vm.configuration}) to ${target}: ${error.apiMessage}. A VM can only grow in place: choose a ` +
+          "configuration at least as large, or set `allowReplaceOnShrink: true`" +
+          (news.allowReplaceOnShrink ? replaceHint : ""),
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+  await awaitJob(jobId, `Resizing VM "${vm.name}" to configuration ${target}`);
+}
+
+async function setPower(detail: VmDetail, wanted: "running" | "stopped"): Promise<void> {
+  const id = detail.virtualMachine.id;
+  const from = wanted === "running" ? "Stopped" : "Running";
+  if (powerStateOf(detail.status) === wanted) return;
+  if (detail.status !== from) {
+    throw new Error(
+      `Cannot make VM "${detail.virtualMachine.name}" (${id}) ${wanted}: it is ${detail.status}, and only a ` +
+        `${from} VM can be ${wanted === "running" ? "started" : "stopped"}` +
+        (detail.status === "Rescued" ? "; end its rescue mode first" : ""),
+    );
+  }
+  try {
+    if (wanted === "running") await client().startVm({ params: { id } });
+    else await client().stopVm({ params: { id } });
+  } catch (error) {
+    if (isConflict(error)) {
+      throw new Error(`Cannot make VM "${detail.virtualMachine.name}" ${wanted}: ${(error as ApiError).apiMessage}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Converges the live VM to the inputs, resize first: a refused resize (the last line against a shrink) then leaves
+ * everything else untouched.
+ */
+export async function update(id: string, olds: Props, news: VirtualMachineInputs): Promise<Props> {
+  const key = typeof olds.sshPrivateKey === "string" ? olds.sshPrivateKey : undefined;
+  let detail = await settledVm(id);
+  if (detail.status === "Error") {
+    throw new ResourceInitError(
+      `VM "${detail.virtualMachine.name}" (${id}) is in status Error (its creation failed); the next \`pulumi up\` ` +
+        "replaces it",
+      id,
+      outputsOf(news, detail, key),
+    );
+  }
+  if (news.configurationId !== detail.virtualMachine.configurationId) {
+    await resize(detail, news);
+    detail = await getVm(id);
+  }
+  const body: { name?: string; teamId?: number | null } = {};
+  if (news.name !== detail.virtualMachine.name) body.name = news.name;
+  const teamId = news.teamId ?? null;
+  if (teamId !== detail.virtualMachine.teamId) body.teamId = teamId;
+  if (Object.keys(body).length > 0) detail = await client().updateVm({ params: { id }, body });
+  if (news.powerState) {
+    await setPower(detail, news.powerState);
+    detail = await getVm(id);
+  }
+  return outputsOf(news, detail, key ?? (await privateKeyOf(id)));
+}
+
+// ---------------------------------------------------------------- delete
+
+/** Deletes the VM and waits for its job; while another job works on it, waits (bounded) and tries again. */
+export async function remove(id: string): Promise<void> {
+  const current = settings();
+  const deadline = Date.now() + current.jobTimeoutMs;
+  for (;;) {
+    let jobId: string;
+    try {
+      jobId = (await client().deleteVm({ params: { id } })).jobId;
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (!isConflict(error)) throw error;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `VM ${id} could not be deleted within ${current.jobTimeoutMs} ms: ${(error as ApiError).apiMessage}`,
+          { cause: error },
+        );
+      }
+      await sleep(current.pollIntervalMs);
+      continue;
+    }
+    await awaitJob(jobId, `Deleting VM ${id}`);
+    return;
+  }
+}
 
 export const virtualMachine: ResourceKind = {
   name: "VirtualMachine",
-  check: (_olds, news) => ({ inputs: news, failures: [] }),
-  diff: () => ({ changes: false, replaces: [], stables: [], deleteBeforeReplace: false }),
-  create: pending,
-  read: pending,
-  update: pending,
-  delete: pending,
+  check: (olds: Props, news: Props) => check(olds, news),
+  diff: (id: string, olds: Props, news: Props) => diff(id, olds, news),
+  create: (inputs: Props) => create(inputs as VirtualMachineInputs),
+  read: (id: string, props: Props) => read(id, props),
+  update: (id: string, olds: Props, news: Props) => update(id, olds, news as VirtualMachineInputs),
+  delete: (id: string) => remove(id),
 };

@@ -1,16 +1,167 @@
-import type { ResourceKind } from "./framework";
+import { z } from "zod";
+import type { Volume as ApiVolume } from "../api";
+import { ApiError } from "../client";
+import {
+  awaitJob,
+  checkInputs,
+  client,
+  diffInputs,
+  isConflict,
+  isNotFound,
+  settings,
+  uuidInput,
+  type DiffSpec,
+  type Props,
+  type ResourceKind,
+} from "./framework";
+import { settledVolume } from "./volume";
 
-// Placeholder replaced by the VolumeAttachment implementation (being written); it only keeps the registry compiling.
-const pending = async (): Promise<never> => {
-  throw new Error("VolumeAttachment is under construction");
+export const VolumeAttachmentInputs = z.strictObject({
+  volumeId: uuidInput("a volume"),
+  virtualMachineId: uuidInput("a virtual machine"),
+});
+export type VolumeAttachmentInputs = z.output<typeof VolumeAttachmentInputs>;
+
+const diffSpec: DiffSpec = {
+  inPlace: [],
+  replaceOnChanges: ["volumeId", "virtualMachineId"],
+  // A volume is attached to one VM at a time: moving it to another VM must detach it first.
+  deleteBeforeReplace: (olds, news) => olds.volumeId === news.volumeId,
 };
+
+/** The id of an attachment: `<volumeId>:<virtualMachineId>` (the API has no attachment object of its own). */
+export const attachmentId = (volumeId: string, virtualMachineId: string) => `${volumeId}:${virtualMachineId}`;
+
+function parseId(id: string): { volumeId: string; virtualMachineId: string } {
+  const [volumeId, virtualMachineId, ...rest] = id.split(":");
+  if (!volumeId || !virtualMachineId || rest.length > 0) {
+    throw new Error(`"${id}" is not a volume attachment id (<volumeId>:<virtualMachineId>)`);
+  }
+  return { volumeId, virtualMachineId };
+}
+
+/** Held: the volume is attached to that VM (or an attach, detach or resize job runs on it there). */
+const heldBy = (volume: ApiVolume, virtualMachineId: string) =>
+  volume.virtualMachineId === virtualMachineId && volume.status !== "Available";
+
+function outputsOf(volume: ApiVolume, virtualMachineId: string): Props {
+  return {
+    volumeId: volume.id,
+    virtualMachineId,
+    datacenterId: volume.datacenter.id,
+    datacenterName: volume.datacenter.name,
+    status: volume.status,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function volumeOrNull(volumeId: string): Promise<ApiVolume | null> {
+  try {
+    return await client().getVolume({ params: { id: volumeId } });
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/**
+ * Attaches the volume to the VM and waits for the job. When the volume is already attached to that VM (attached by
+ * hand, or by an earlier run whose record was lost) the attachment is simply taken over: no request is sent.
+ */
+async function attach(inputs: VolumeAttachmentInputs): Promise<Props> {
+  const { volumeId, virtualMachineId } = inputs;
+  const what = `Attaching volume ${volumeId} to virtual machine ${virtualMachineId}`;
+  let volume: ApiVolume;
+  try {
+    volume = await settledVolume(volumeId, what);
+  } catch (error) {
+    if (isNotFound(error)) throw new Error(`${what}: volumeId: volume ${volumeId} does not exist`, { cause: error });
+    throw error;
+  }
+  if (heldBy(volume, virtualMachineId)) return outputsOf(volume, virtualMachineId);
+  if (volume.virtualMachineId !== null) {
+    throw new Error(
+      `${what}: volume "${volume.name}" is attached to virtual machine ${volume.virtualMachineName ?? "?"} ` +
+        `(${volume.virtualMachineId}), and a volume attaches to one VM at a time: detach it there first`,
+    );
+  }
+  if (volume.status !== "Available") {
+    throw new Error(`${what}: volume "${volume.name}" is ${volume.status}; only an Available volume can be attached`);
+  }
+  let jobId: string;
+  try {
+    ({ jobId } = await client().attachVolume({ params: { id: volumeId }, body: { virtualMachineId } }));
+  } catch (error) {
+    // The API's 400 names both data centers when they differ; the 409s say which limit or status is in the way.
+    if (error instanceof ApiError && error.status < 500) {
+      throw new Error(`${what} failed: ${error.apiMessage}`, { cause: error });
+    }
+    throw error;
+  }
+  await awaitJob(jobId, `Attaching volume "${volume.name}" to virtual machine ${virtualMachineId}`);
+  return outputsOf(await client().getVolume({ params: { id: volumeId } }), virtualMachineId);
+}
+
+export async function create(inputs: VolumeAttachmentInputs): Promise<{ id: string; outs: Props }> {
+  // A failed attach job leaves the volume Available with no VM: nothing exists to record, so a plain error is right.
+  const outs = await attach(inputs);
+  return { id: attachmentId(inputs.volumeId, inputs.virtualMachineId), outs };
+}
+
+/** The attachment exists while the volume is attached to that VM; otherwise (detached, moved, deleted) it is gone. */
+export async function read(id: string): Promise<{ id: string; props: Props } | null> {
+  const { volumeId, virtualMachineId } = parseId(id);
+  const volume = await volumeOrNull(volumeId);
+  if (!volume || !heldBy(volume, virtualMachineId)) return null;
+  return { id, props: outputsOf(volume, virtualMachineId) };
+}
+
+/** Nothing changes in place; an update (after a failed run) makes sure the volume is attached again. */
+export async function update(id: string, news: VolumeAttachmentInputs): Promise<Props> {
+  const { volumeId, virtualMachineId } = parseId(id);
+  if (volumeId !== news.volumeId || virtualMachineId !== news.virtualMachineId) {
+    throw new Error(
+      `Volume attachment ${id} cannot be changed in place to ${attachmentId(news.volumeId, news.virtualMachineId)}`,
+    );
+  }
+  return attach(news);
+}
+
+/** Detaches and waits; a volume already detached, attached elsewhere, or gone, or a VM gone, is success. */
+export async function remove(id: string): Promise<void> {
+  const { volumeId, virtualMachineId } = parseId(id);
+  const current = settings();
+  const deadline = Date.now() + current.jobTimeoutMs;
+  for (;;) {
+    const volume = await volumeOrNull(volumeId);
+    if (!volume || !heldBy(volume, virtualMachineId)) return;
+    if (volume.status === "In-use") {
+      try {
+        const { jobId } = await client().detachVolume({ params: { id: volumeId } });
+        await awaitJob(jobId, `Detaching volume "${volume.name}" from virtual machine ${virtualMachineId}`);
+        return;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        // Another job started on the volume meanwhile: look again.
+        if (!isConflict(error)) throw error;
+      }
+    } else if (Date.now() > deadline) {
+      throw new Error(
+        `Volume "${volume.name}" (${volumeId}) is still ${volume.status} after ${current.jobTimeoutMs} ms; raise ` +
+          "cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
+      );
+    }
+    await sleep(current.pollIntervalMs);
+  }
+}
 
 export const volumeAttachment: ResourceKind = {
   name: "VolumeAttachment",
-  check: (_olds, news) => ({ inputs: news, failures: [] }),
-  diff: () => ({ changes: false, replaces: [], stables: [], deleteBeforeReplace: false }),
-  create: pending,
-  read: pending,
-  update: pending,
-  delete: pending,
+  check: (_olds: Props, news: Props) => checkInputs(VolumeAttachmentInputs, news),
+  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
+  create: (inputs: Props) => create(inputs as VolumeAttachmentInputs),
+  read: (id: string) => read(id),
+  update: (id: string, _olds: Props, news: Props) => update(id, news as VolumeAttachmentInputs),
+  delete: (id: string) => remove(id),
 };

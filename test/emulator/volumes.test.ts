@@ -311,6 +311,27 @@ describe("delete", () => {
     expect(slow.ctx.state.jobs[r.body.data!.jobId]).toMatchObject({ status: "completed", resourceId: id });
   });
 
+  it("deletes a volume left in Error by a failed create job (regression: it could never be cleaned up)", async () => {
+    const r = await withFailingJobs(emu, "volume.create", () =>
+      emu.call<{ id: string }>("POST", "/resource/volumes", {
+        body: { name: unique("failed"), datacenterId: FRA, ...SSD_10 },
+      }),
+    );
+    await emu.settle();
+    const id = r.body.data!.id;
+    expect(emu.ctx.state.volumes[id].status).toBe("Error");
+
+    // A failed delete job returns it to Error, not to Available.
+    await withFailingJobs(emu, "volume.delete", () => emu.call("DELETE", `/resource/volumes/${id}`));
+    await emu.settle();
+    expect(emu.ctx.state.volumes[id].status).toBe("Error");
+
+    const del = await emu.call("DELETE", `/resource/volumes/${id}`);
+    expect(del.status, JSON.stringify(del.body)).toBe(202);
+    await emu.settle();
+    expect(emu.ctx.state.volumes[id]).toBeUndefined();
+  });
+
   it("refuses an attached volume with 409 naming the VM", async () => {
     const vm = addVm(emu, { name: unique("db-server") });
     const id = await attached(vm);

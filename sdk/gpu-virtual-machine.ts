@@ -1,0 +1,99 @@
+import * as pulumi from "@pulumi/pulumi";
+import { dynamicProvider } from "../provider/dynamic";
+
+const provider = dynamicProvider("GpuVirtualMachine");
+
+export interface GpuVirtualMachineArgs {
+  /** Display name. Not unique: GPU VMs cannot be adopted by name. Changed in place. */
+  name: pulumi.Input<string>;
+  /**
+   * Data center (UUID); the series and GPU count must be available there (see `getGpuInventory`). Changing it
+   * replaces the GPU VM.
+   */
+  datacenterId: pulumi.Input<string>;
+  /** GPU series id (an inventory entry's `seriesId`). Changing it replaces the GPU VM. */
+  seriesId: pulumi.Input<number>;
+  /**
+   * Number of GPUs: 1, 2, 4 or 8. When the combination is not available in the data center, create fails with the
+   * combinations available now. Changing it replaces the GPU VM.
+   */
+  gpuCount: pulumi.Input<1 | 2 | 4 | 8>;
+  /**
+   * Resource group: the integer team id, or a ResourceGroup's `id` (the same number as a string). Default: none.
+   * Changed in place; removing it takes the GPU VM out of its group.
+   */
+  teamId?: pulumi.Input<number | string>;
+  /**
+   * `running` or `stopped`; the provider starts or stops the GPU VM to match. Default: no opinion (a new GPU VM
+   * runs, and later power changes are left alone). Some series cannot be started by the cloud provider (the API
+   * answers 501): `running` then fails with an error saying so. Changed in place.
+   */
+  powerState?: pulumi.Input<"running" | "stopped">;
+  /**
+   * Image by name, e.g. `ubuntu-24.04`; give this or `imageId`, not both. Default: the cloud's default image.
+   * Changing it replaces the GPU VM.
+   */
+  imageName?: pulumi.Input<string>;
+  /**
+   * Image by integer id; give this or `imageName`, not both. Default: the cloud's default image. Changing it replaces
+   * the GPU VM.
+   */
+  imageId?: pulumi.Input<number>;
+}
+
+/**
+ * A GPU virtual machine. GPU VM names are not unique, so there is no adoption of existing GPU VMs: a program always
+ * creates its own. A GPU VM whose creation failed (status Error) is replaced by the next `up`.
+ */
+export class GpuVirtualMachine extends pulumi.dynamic.Resource {
+  /** Display name. */
+  declare readonly name: pulumi.Output<string>;
+  /** Data center (UUID). */
+  declare readonly datacenterId: pulumi.Output<string>;
+  /** GPU series id. */
+  declare readonly seriesId: pulumi.Output<number>;
+  /** Number of GPUs. */
+  declare readonly gpuCount: pulumi.Output<number>;
+  /** Resource group (integer team id), null when none. */
+  declare readonly teamId: pulumi.Output<number | null>;
+  /** `running` or `stopped` as the API reports it; undefined in other statuses (Creating, Deleting, Error). */
+  declare readonly powerState: pulumi.Output<"running" | "stopped" | undefined>;
+  /** Image name reported by the API. */
+  declare readonly imageName: pulumi.Output<string | undefined>;
+  /** Image id, as given in the program (the API does not report it). */
+  declare readonly imageId: pulumi.Output<number | undefined>;
+  /** Status reported by the API: Creating, Running, Stopped, Deleting or Error. */
+  declare readonly status: pulumi.Output<string>;
+  /** Public IPv4 address, once provisioned. */
+  declare readonly publicIp: pulumi.Output<string | null>;
+  /** URL of the GPU VM's JupyterLab, once it has its public IP. */
+  declare readonly jupyterLabUrl: pulumi.Output<string | null>;
+  /** The GPU series: integer id, name and code. */
+  declare readonly series: pulumi.Output<{ id: number; name: string; code: string }>;
+  /** The data center: id and name. */
+  declare readonly datacenter: pulumi.Output<{ id: string; name: string }>;
+  /** Creation time (ISO 8601). */
+  declare readonly createdAt: pulumi.Output<string>;
+  /** Private SSH key generated at creation (secret). */
+  declare readonly sshPrivateKey: pulumi.Output<string>;
+
+  constructor(name: string, args: GpuVirtualMachineArgs, opts?: pulumi.CustomResourceOptions) {
+    const outputs = {
+      status: undefined,
+      publicIp: undefined,
+      jupyterLabUrl: undefined,
+      series: undefined,
+      datacenter: undefined,
+      createdAt: undefined,
+      sshPrivateKey: undefined,
+    };
+    super(
+      provider,
+      name,
+      { ...outputs, ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["sshPrivateKey"] }),
+      "cloudinfra",
+      "GpuVirtualMachine",
+    );
+  }
+}

@@ -1,0 +1,70 @@
+import * as pulumi from "@pulumi/pulumi";
+import { dynamicProvider } from "../provider/dynamic";
+
+const provider = dynamicProvider("ResourceGroup");
+
+export interface ResourceGroupArgs {
+  /** Name, unique within the entity ignoring case. Changed in place. */
+  name: pulumi.Input<string>;
+  /**
+   * The parent group (the API's child groups): its integer id, or a ResourceGroup's `id` (e.g. `parent.id`, which
+   * also makes Pulumi delete this child before its parent). Default: none (a top-level group). Changed in place;
+   * removing it makes the group top-level again.
+   */
+  parentTeamId?: pulumi.Input<number | string>;
+  /**
+   * User ids (UUIDs, e.g. a User's `id`) that are the group's members: users are added and removed to match, in
+   * place. Default: not managed (the members are left as they are). Manage a membership either here or in the
+   * user's `teamIds`, not both.
+   */
+  members?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * When a group of this name already exists, take it over instead of failing (its parent and members are aligned
+   * to the program). The way to bring existing groups under management; `pulumi import` does not work for dynamic
+   * resources. Default false. Never causes a change by itself.
+   */
+  adopt?: pulumi.Input<boolean>;
+}
+
+/**
+ * A resource group (the API's team). Its Pulumi id is the integer group id as text. Deleting a group that still has
+ * child groups is refused by the API: declare children with `parentTeamId: parent.id` so they are deleted first.
+ */
+export class ResourceGroup extends pulumi.dynamic.Resource {
+  /** Name of the group. */
+  declare readonly name: pulumi.Output<string>;
+  /** The integer group id (the Pulumi `id` is the same number as text). */
+  declare readonly teamId: pulumi.Output<number>;
+  /** Id of the parent group, if any. */
+  declare readonly parentTeamId: pulumi.Output<number | undefined>;
+  /** User ids of the members, sorted. */
+  declare readonly members: pulumi.Output<string[]>;
+  /** Number of members. */
+  declare readonly memberCount: pulumi.Output<number>;
+  /** Number of virtual machines assigned to the group. */
+  declare readonly vmCount: pulumi.Output<number>;
+  /** The entity (UUID) the group belongs to. */
+  declare readonly entityId: pulumi.Output<string>;
+  /** Creation time (ISO 8601). */
+  declare readonly createdAt: pulumi.Output<string>;
+  /** Last change time (ISO 8601). */
+  declare readonly updatedAt: pulumi.Output<string>;
+  /** Whether an existing group of this name may be taken over (as given). */
+  declare readonly adopt: pulumi.Output<boolean | undefined>;
+
+  constructor(name: string, args: ResourceGroupArgs, opts?: pulumi.CustomResourceOptions) {
+    // Every output is listed, optional inputs included, so that each property exists on the resource.
+    const outputs = {
+      parentTeamId: undefined,
+      members: undefined,
+      adopt: undefined,
+      teamId: undefined,
+      memberCount: undefined,
+      vmCount: undefined,
+      entityId: undefined,
+      createdAt: undefined,
+      updatedAt: undefined,
+    };
+    super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "ResourceGroup");
+  }
+}

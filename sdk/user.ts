@@ -1,0 +1,120 @@
+import * as pulumi from "@pulumi/pulumi";
+import { dynamicProvider } from "../provider/dynamic";
+
+const provider = dynamicProvider("User");
+
+export interface UserArgs {
+  /**
+   * Email address, unique among the users that are not deleted (stored lower-case). Changed in place. It is also how
+   * `adopt` finds an existing user.
+   */
+  email: pulumi.Input<string>;
+  /**
+   * `invite` (default: the user gets an invitation mail and sets a password) or `register` (the user is created
+   * active, with `password`). Changing it replaces the user.
+   */
+  action?: pulumi.Input<"invite" | "register">;
+  /**
+   * First password, with `action: "register"` only (required then): 12-50 characters, upper- and lower-case letters,
+   * a number and a special character. Always stored as a secret. Used when the user is created only: later changes
+   * are ignored (users change their own password), and an adopted user keeps theirs.
+   */
+  password?: pulumi.Input<string>;
+  /** First name. Default none. Changed in place; removing it keeps the current value. */
+  firstName?: pulumi.Input<string>;
+  /** Last name. Default none. Changed in place; removing it keeps the current value. */
+  lastName?: pulumi.Input<string>;
+  /**
+   * Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not
+   * managed afterwards while left out. Changed in place: roles are granted and revoked to match.
+   */
+  roleNames?: pulumi.Input<pulumi.Input<"tenant-admin" | "tenant-user" | "vm-operator">[]>;
+  /**
+   * Resource groups the user belongs to: integer ids or ResourceGroup `id`s, at most 50. Default: not managed.
+   * Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's
+   * `members`, not both.
+   */
+  teamIds?: pulumi.Input<pulumi.Input<number | string>[]>;
+  /**
+   * Entity (UUID) to register the user in, a child of the configured entity; `action: "register"` only. Default: the
+   * configured entity. Changing it replaces the user.
+   */
+  entityId?: pulumi.Input<string>;
+  /**
+   * When a user with this email already exists, take it over instead of failing (names and, when given, roles and
+   * groups are aligned to the program). The way to bring existing users under management; `pulumi import` does not
+   * work for dynamic resources. Default false. Never causes a change by itself.
+   */
+  adopt?: pulumi.Input<boolean>;
+}
+
+/**
+ * A user of the entity. Deleting it is the API's soft delete; a new user with the same email may be created after it.
+ * Replacing a user (new `action` or `entityId`) deletes the old one first, since emails are unique.
+ */
+export class User extends pulumi.dynamic.Resource {
+  /** The password the user was registered with by this resource (secret); absent for invited or adopted users. */
+  declare readonly password: pulumi.Output<string | undefined>;
+  /** Email address (lower-case). */
+  declare readonly email: pulumi.Output<string>;
+  /** How the user was created, as given: `invite` or `register`. */
+  declare readonly action: pulumi.Output<"invite" | "register">;
+  /** First name, if any. */
+  declare readonly firstName: pulumi.Output<string | undefined>;
+  /** Last name, if any. */
+  declare readonly lastName: pulumi.Output<string | undefined>;
+  /** Display name: "first last", or the email when the user has no name. */
+  declare readonly name: pulumi.Output<string>;
+  /** The entity (UUID) the user belongs to. */
+  declare readonly entityId: pulumi.Output<string>;
+  /** Roles held, sorted. */
+  declare readonly roleNames: pulumi.Output<string[]>;
+  /** Roles held, as the API lists them. */
+  declare readonly roles: pulumi.Output<string[]>;
+  /** Ids of the resource groups the user belongs to, ascending. */
+  declare readonly teamIds: pulumi.Output<number[]>;
+  /** `activated`, `pending` (invitation not accepted yet) or `expired` (invitation older than 7 days). */
+  declare readonly inviteStatus: pulumi.Output<"activated" | "pending" | "expired">;
+  /** Always true: two-factor authentication is mandatory. */
+  declare readonly twoFactorEnabled: pulumi.Output<boolean>;
+  /** Creation time (ISO 8601). */
+  declare readonly createdAt: pulumi.Output<string>;
+  /** Last change time (ISO 8601). */
+  declare readonly updatedAt: pulumi.Output<string>;
+  /** Whether an existing user of this email may be taken over (as given). */
+  declare readonly adopt: pulumi.Output<boolean | undefined>;
+
+  constructor(name: string, args: UserArgs, opts?: pulumi.CustomResourceOptions) {
+    // Every output is listed, optional inputs included, so that each property exists on the resource.
+    const outputs = {
+      action: undefined,
+      password: undefined,
+      firstName: undefined,
+      lastName: undefined,
+      roleNames: undefined,
+      teamIds: undefined,
+      entityId: undefined,
+      adopt: undefined,
+      name: undefined,
+      roles: undefined,
+      inviteStatus: undefined,
+      twoFactorEnabled: undefined,
+      createdAt: undefined,
+      updatedAt: undefined,
+    };
+    // The password is a secret wherever it is stored, even when the program passes it in clear.
+    const inputs = {
+      ...outputs,
+      ...args,
+      password: args.password === undefined ? undefined : pulumi.secret(args.password),
+    };
+    super(
+      provider,
+      name,
+      inputs,
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
+      "cloudinfra",
+      "User",
+    );
+  }
+}

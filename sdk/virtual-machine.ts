@@ -1,0 +1,151 @@
+import * as pulumi from "@pulumi/pulumi";
+import { dynamicProvider } from "../provider/dynamic";
+
+const provider = dynamicProvider("VirtualMachine");
+
+/** One network interface of a VM. */
+export interface VirtualMachineNetworkInterfaceArgs {
+  /** Network (UUID) to connect, in the VM's data center and Active. */
+  networkId: pulumi.Input<string>;
+  /** Whether this is the primary interface. Exactly one may be; when none is marked, the first interface is. */
+  primary?: pulumi.Input<boolean>;
+}
+
+/** A network interface as the API reports it. */
+export interface VirtualMachineNetworkInterface {
+  /** Interface id. */
+  id: string;
+  /** Network (UUID) the interface is connected to. */
+  networkId: string;
+  /** Whether it is the VM's primary interface. */
+  primary: boolean;
+  /** Static private address from the network's CIDR block. */
+  privateIp: string;
+}
+
+export interface VirtualMachineArgs {
+  /** Name of the VM. Names need not be unique. Changed in place. */
+  name: pulumi.Input<string>;
+  /** Data center (UUID). Changing it replaces the VM. */
+  datacenterId: pulumi.Input<string>;
+  /** Image (integer id of the catalog) the VM boots from. Changing it replaces the VM. */
+  imageId: pulumi.Input<number>;
+  /**
+   * Configuration (integer id of the catalog: cpu, ram, disk). Growing it is changed in place by a resize job (the
+   * VM may stop and restart). A VM cannot shrink in place: a smaller configuration is a check failure, unless
+   * `allowReplaceOnShrink` is set, in which case the VM is replaced. The API lists no configurations, so the provider
+   * learns a configuration's size read-only from the VMs of the entity that use it; when no VM does, the shrink is
+   * only found when the API refuses the resize, which fails the update before anything else is changed.
+   */
+  configurationId: pulumi.Input<number>;
+  /**
+   * Resource group (integer team id). Left out or `null`: the VM belongs to no group (a group set outside the program
+   * is removed by the next `pulumi up`). Changed in place.
+   */
+  teamId?: pulumi.Input<number | null>;
+  /**
+   * `running` or `stopped`. Default `running`: a VM stopped behind the stack's back is started again by the next
+   * `pulumi up`. Changed in place (start/stop).
+   */
+  powerState?: pulumi.Input<"running" | "stopped">;
+  /** Give the VM a public IPv4 address. Default false. Changing it replaces the VM. */
+  allocatePublicIp?: pulumi.Input<boolean>;
+  /**
+   * Network interfaces, 1 to 5, one per network. Default: one automatic interface on a private range of no user
+   * network (not listed in `networkInterfaces`). Changing it replaces the VM.
+   */
+  networkInterfaces?: pulumi.Input<pulumi.Input<VirtualMachineNetworkInterfaceArgs>[]>;
+  /** SSH key ids installed at creation. Default none. Changing it replaces the VM. */
+  sshKeyIds?: pulumi.Input<pulumi.Input<string>[]>;
+  /**
+   * Allow a `configurationId` change that shrinks the VM to replace it (a new VM: disk content, addresses and id are
+   * not kept). Default false: such a change is refused. It steers the provider only; changing it changes nothing.
+   */
+  allowReplaceOnShrink?: pulumi.Input<boolean>;
+}
+
+/**
+ * A virtual machine (one per resource). Adoption by name (`adopt`) does not apply: VM names are not unique in the
+ * API, so a program always creates its own VM. Its creation waits for the create job; a failed job records the VM
+ * (status Error) in the stack, and the next `pulumi up` replaces it.
+ */
+export class VirtualMachine extends pulumi.dynamic.Resource {
+  /** Name of the VM. */
+  declare readonly name: pulumi.Output<string>;
+  /** Data center (UUID). */
+  declare readonly datacenterId: pulumi.Output<string>;
+  /** Data center name, e.g. fra-1. */
+  declare readonly datacenterName: pulumi.Output<string>;
+  /** Image id. */
+  declare readonly imageId: pulumi.Output<number>;
+  /** Image name, e.g. ubuntu-24.04. */
+  declare readonly imageName: pulumi.Output<string>;
+  /** Configuration id. */
+  declare readonly configurationId: pulumi.Output<number>;
+  /** Configuration name, e.g. m-4vcpu-8gb. */
+  declare readonly configurationName: pulumi.Output<string>;
+  /** Category code of the configuration, e.g. general. */
+  declare readonly configurationCategoryCode: pulumi.Output<string>;
+  /** Virtual CPUs. */
+  declare readonly cpu: pulumi.Output<number>;
+  /** RAM in GB. */
+  declare readonly ram: pulumi.Output<number>;
+  /** Disk in GB. */
+  declare readonly disk: pulumi.Output<number>;
+  /** Resource group (team id), or null. */
+  declare readonly teamId: pulumi.Output<number | null>;
+  /** Status reported by the API: Running, Stopped, Resizing, Rescued, Error, ... */
+  declare readonly status: pulumi.Output<string>;
+  /** `running` or `stopped`, or null while the VM is in any other status. */
+  declare readonly powerState: pulumi.Output<"running" | "stopped" | null>;
+  /** Network interfaces on user networks (the automatic interface is not listed). */
+  declare readonly networkInterfaces: pulumi.Output<VirtualMachineNetworkInterface[]>;
+  /** Private address of the primary interface. */
+  declare readonly privateIp: pulumi.Output<string | null>;
+  /** Public address, or null without `allocatePublicIp`. */
+  declare readonly publicIp: pulumi.Output<string | null>;
+  /** Whether the VM has a public address. */
+  declare readonly allocatePublicIp: pulumi.Output<boolean>;
+  /** SSH key ids installed at creation. */
+  declare readonly sshKeyIds: pulumi.Output<string[]>;
+  /** Private key generated by the cloud at creation (PEM). Secret. */
+  declare readonly sshPrivateKey: pulumi.Output<string | undefined>;
+  /** `allowReplaceOnShrink` as given at the last create or update (changing it alone changes nothing). */
+  declare readonly allowReplaceOnShrink: pulumi.Output<boolean | undefined>;
+  /** Creation time (ISO 8601). */
+  declare readonly createdAt: pulumi.Output<string>;
+  /** Last change (ISO 8601). */
+  declare readonly updatedAt: pulumi.Output<string>;
+
+  constructor(name: string, args: VirtualMachineArgs, opts?: pulumi.CustomResourceOptions) {
+    const outputs = {
+      datacenterName: undefined,
+      imageName: undefined,
+      configurationName: undefined,
+      configurationCategoryCode: undefined,
+      cpu: undefined,
+      ram: undefined,
+      disk: undefined,
+      teamId: undefined,
+      status: undefined,
+      powerState: undefined,
+      networkInterfaces: undefined,
+      privateIp: undefined,
+      publicIp: undefined,
+      allocatePublicIp: undefined,
+      sshKeyIds: undefined,
+      sshPrivateKey: undefined,
+      allowReplaceOnShrink: undefined,
+      createdAt: undefined,
+      updatedAt: undefined,
+    };
+    super(
+      provider,
+      name,
+      { ...outputs, ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["sshPrivateKey"] }),
+      "cloudinfra",
+      "VirtualMachine",
+    );
+  }
+}

@@ -1,0 +1,72 @@
+import * as pulumi from "@pulumi/pulumi";
+import { dynamicProvider } from "../provider/dynamic";
+
+const provider = dynamicProvider("Volume");
+
+export interface VolumeArgs {
+  /** Name, unique within the entity. Changing it replaces the volume (the new one is created first). */
+  name: pulumi.Input<string>;
+  /** Data center (UUID). Changing it replaces the volume. */
+  datacenterId: pulumi.Input<string>;
+  /** Volume type id (e.g. SSD or NVMe; see `getVolumeSizes`). Changing it replaces the volume. */
+  volumeTypeId: pulumi.Input<number>;
+  /**
+   * Size in GB: one of the sizes the volume type offers in the data center (see `getVolumeSizes`; a size that is not
+   * offered fails at create/update time, naming the sizes that are). Growing it is done in place by a resize job;
+   * shrinking it is refused by `check` (volumes cannot shrink).
+   */
+  sizeGb: pulumi.Input<number>;
+  /**
+   * Resource group (the integer teamId). Default: none. The API has no volume update route, so this is set at creation
+   * only: changing it replaces the volume. Removing it from the program leaves the volume as it is.
+   */
+  teamId?: pulumi.Input<number>;
+  /**
+   * When a volume of this name already exists, take it over instead of failing (its data center, type and resource
+   * group must match; a smaller size is grown, a larger one is an error). The way to bring existing volumes under
+   * management (`pulumi import` does not work for dynamic resources). Default false. Never a change by itself.
+   */
+  adopt?: pulumi.Input<boolean>;
+}
+
+/**
+ * A block storage volume. Attach it to a virtual machine with a `VolumeAttachment`. Deleting it waits until it is
+ * Available (its attachments, which depend on it, are deleted first), bounded by `cloudinfra:jobTimeoutMs`.
+ */
+export class Volume extends pulumi.dynamic.Resource {
+  /** Name of the volume. */
+  declare readonly name: pulumi.Output<string>;
+  /** Data center (UUID). */
+  declare readonly datacenterId: pulumi.Output<string>;
+  /** Data center name, e.g. `fra-1`. */
+  declare readonly datacenterName: pulumi.Output<string>;
+  /** Volume type id. */
+  declare readonly volumeTypeId: pulumi.Output<number>;
+  /** Volume type name, e.g. `ssd`. */
+  declare readonly volumeTypeName: pulumi.Output<string>;
+  /** Size in GB, as the API reports it. */
+  declare readonly sizeGb: pulumi.Output<number>;
+  /** Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes). */
+  declare readonly volumeSizeId: pulumi.Output<number>;
+  /** Resource group (teamId), or null. */
+  declare readonly teamId: pulumi.Output<number | null>;
+  /**
+   * True when the API reports the volume in status Error (its creation failed): the next `up` replaces it. The
+   * attachment state is on `VolumeAttachment`, so attaching does not read as drift of the volume.
+   */
+  declare readonly failed: pulumi.Output<boolean>;
+  /** Creation time (ISO 8601). */
+  declare readonly createdAt: pulumi.Output<string>;
+
+  constructor(name: string, args: VolumeArgs, opts?: pulumi.CustomResourceOptions) {
+    const outputs = {
+      datacenterName: undefined,
+      volumeTypeName: undefined,
+      volumeSizeId: undefined,
+      failed: undefined,
+      createdAt: undefined,
+      teamId: undefined,
+    };
+    super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "Volume");
+  }
+}

@@ -1,0 +1,272 @@
+import * as fs from "node:fs";
+import * as pulumi from "@pulumi/pulumi";
+import { describe, expect, it } from "vitest";
+import { ResourceGroup, User, type UserArgs } from "../../sdk";
+import { destroy, refresh, RunError, up } from "../harness";
+import { stackOnEmulator } from "./helpers";
+
+const stack = await stackOnEmulator();
+const childEntityId = stack.emulator.bootstrap.childEntityId;
+
+const getUser = (id: string, entityId?: string) =>
+  stack.api.getUser({ params: { id }, query: entityId ? { entityId } : undefined });
+const usersNamed = async (prefix: string, entityId?: string) =>
+  (await stack.api.listUsers({ query: { search: prefix, limit: 100, ...(entityId ? { entityId } : {}) } })).data.filter(
+    (u) => u.email.startsWith(prefix),
+  );
+/** Valid credentials answer TWO_FACTOR_REQUIRED (2FA is mandatory); a wrong password answers 401. */
+const signInStatus = (email: string, password: string) =>
+  stack.api.signIn({ body: { email, password } }).then(
+    () => 200,
+    (e: { status: number }) => e.status,
+  );
+const PASSWORD = "Correct-Horse-42!";
+/** Shortens the wait on an email held by another user (retried in case it is being released in the same run). */
+const quickConflicts = { "cloudinfra:jobTimeoutMs": "1500" };
+
+function program(args: UserArgs) {
+  return () => {
+    const user = new User("user", args);
+    return { id: user.id, name: user.name, inviteStatus: user.inviteStatus };
+  };
+}
+
+describe("User lifecycle", () => {
+  it("invites, stays unchanged, updates in place, survives drift and soft deletion, and is destroyed", async () => {
+    const options = stack.options();
+    const group = await stack.api.createTeam({ body: { name: "lc-user-group" } });
+
+    // 1. create with minimal inputs: an invited user (the email is stored lower-case)
+    const base = { email: "LC-Ada@Example.com" };
+    const created = await up(program(base), options);
+    const id = created.outputs.id as string;
+    expect(created.step("user").op).toBe("create");
+    expect(await getUser(id)).toMatchObject({
+      email: "lc-ada@example.com",
+      inviteStatus: "pending",
+      roles: ["tenant-user"],
+      teamIds: [],
+      deletedAt: null,
+    });
+    expect(created.outputs.inviteStatus).toBe("pending");
+
+    // 2. a second up: no changes (despite the email's case); 3. refresh without drift: no changes
+    expect((await up(program(base), options)).step("user").op).toBe("same");
+    expect((await refresh(options)).step("user").refresh).toBe("same");
+
+    // 4. in place: names, email, roles and resource groups keep the id
+    const changed = {
+      email: "lc-ada@example.org",
+      firstName: "Ada",
+      lastName: "Lovelace",
+      roleNames: ["vm-operator" as const, "tenant-user" as const],
+      teamIds: [group.teamId],
+    };
+    const updated = await up(program(changed), options);
+    expect(updated.step("user").op).toBe("update");
+    expect(updated.outputs.id).toBe(id);
+    expect(updated.outputs.name).toBe("Ada Lovelace");
+    const live = await getUser(id);
+    expect(live).toMatchObject({ email: "lc-ada@example.org", firstName: "Ada", lastName: "Lovelace" });
+    expect([...live.roles].sort()).toEqual(["tenant-user", "vm-operator"]);
+    expect(live.teamIds).toEqual([group.teamId]);
+    expect((await up(program(changed), options)).step("user").op).toBe("same");
+
+    // 6. drift: renamed, a role revoked and a membership removed behind the stack's back; up repairs it
+    await stack.api.updateUser({ params: { id }, body: { firstName: "Augusta" } });
+    await stack.api.removeUserRole({ params: { userId: id, roleName: "vm-operator" } });
+    await stack.api.removeTeamMember({ params: { id: group.teamId, userId: id } });
+    const refreshed = await refresh(options);
+    expect(refreshed.step("user").refresh).toBe("changed");
+    expect(refreshed.step("user").outputs).toMatchObject({
+      firstName: "Augusta",
+      name: "Augusta Lovelace",
+      roleNames: ["tenant-user"],
+      teamIds: [],
+    });
+    expect((await up(program(changed), options)).step("user").op).toBe("update");
+    const repaired = await getUser(id);
+    expect(repaired.firstName).toBe("Ada");
+    expect([...repaired.roles].sort()).toEqual(["tenant-user", "vm-operator"]);
+    expect(repaired.teamIds).toEqual([group.teamId]);
+
+    // 7. soft-deleted behind the stack's back: refresh drops it, up recreates it (the email is free again)
+    await stack.api.deleteUser({ params: { id } });
+    expect((await refresh(options)).step("user").refresh).toBe("gone");
+    const recreated = await up(program(changed), options);
+    expect(recreated.step("user").op).toBe("create");
+    const newId = recreated.outputs.id as string;
+    expect(newId).not.toBe(id);
+    expect(await getUser(newId)).toMatchObject({ email: "lc-ada@example.org", teamIds: [group.teamId] });
+
+    // 8. destroy soft-deletes it: nothing of the stack is left among the live users
+    await destroy(options);
+    await expect(getUser(newId)).rejects.toMatchObject({ status: 404 });
+    expect(await usersNamed("lc-")).toEqual([]);
+    await stack.api.deleteTeam({ params: { id: group.teamId } });
+  });
+
+  it("5. registers with a secret password; action and entity changes replace the user, deleting it first", async () => {
+    const options = stack.options();
+    const email = "rp-grace@example.com";
+    const invited = await up(program({ email }), options);
+    const invitedId = invited.outputs.id as string;
+
+    // invite → register: replaced delete-first (same email), the old user is gone, the new one can sign in
+    const registered = await up(program({ email, action: "register", password: pulumi.secret(PASSWORD) }), options);
+    const step = registered.step("user");
+    expect(step.op).toBe("replace");
+    expect(step.diff?.deleteBeforeReplace).toBe(true);
+    const registeredId = registered.outputs.id as string;
+    expect(registeredId).not.toBe(invitedId);
+    await expect(getUser(invitedId)).rejects.toMatchObject({ status: 404 });
+    expect((await getUser(registeredId)).inviteStatus).toBe("activated");
+    expect(await signInStatus(email, PASSWORD)).toBe(400);
+    expect(await signInStatus(email, "Wrong-Horse-42!")).toBe(401);
+
+    // the password never appears in clear in the state, the outputs or the host's log
+    const state = fs.readFileSync(options.stateFile, "utf8");
+    expect(state).toContain(email);
+    expect(state).not.toContain(PASSWORD);
+    expect(step.secretOutputs).toContain("password");
+    expect(registered.hostLog).not.toContain(PASSWORD);
+
+    // a changed password alone changes nothing (users change their own password)
+    const plain = { email, action: "register" as const, password: "Another-Pass-77#" };
+    expect((await up(program(plain), options)).step("user").op).toBe("same");
+    // given in clear, the SDK still stores it as a secret; the output stays the password registered
+    expect(fs.readFileSync(options.stateFile, "utf8")).not.toContain("Another-Pass-77#");
+    expect(await signInStatus(email, PASSWORD)).toBe(400);
+
+    // entityId: registered in the child entity, replacing the user again
+    const moved = await up(program({ ...plain, entityId: childEntityId }), options);
+    expect(moved.step("user").op).toBe("replace");
+    const movedId = moved.outputs.id as string;
+    expect((await getUser(movedId, childEntityId)).entityId).toBe(childEntityId);
+    expect(moved.step("user").secretOutputs).toContain("password");
+    expect(fs.readFileSync(options.stateFile, "utf8")).not.toContain("Another-Pass-77#");
+    await expect(getUser(registeredId)).rejects.toMatchObject({ status: 404 });
+    expect((await up(program({ ...plain, entityId: childEntityId }), options)).step("user").op).toBe("same");
+
+    await destroy(options);
+    expect(await usersNamed("rp-")).toEqual([]);
+    expect(await usersNamed("rp-", childEntityId)).toEqual([]);
+  });
+
+  it("joins a resource group of the same program by its Pulumi id, and leaves before the group is deleted", async () => {
+    const options = stack.options();
+    const together = () => {
+      const group = new ResourceGroup("group", { name: "tg-group" });
+      const user = new User("user", { email: "tg-user@example.com", teamIds: [group.id] });
+      return { groupId: group.id, userId: user.id };
+    };
+    const created = await up(together, options);
+    const groupId = Number(created.outputs.groupId);
+    expect((await getUser(created.outputs.userId as string)).teamIds).toEqual([groupId]);
+    const again = await up(together, options);
+    expect([again.step("group").op, again.step("user").op]).toEqual(["same", "same"]);
+
+    const since = stack.now();
+    await destroy(options);
+    const deletes = (await stack.requests(since)).filter((r) => r.method === "DELETE");
+    expect(deletes.map((r) => [r.route, r.status])).toEqual([
+      ["deleteUser", 204],
+      ["deleteTeam", 204],
+    ]);
+    expect(await usersNamed("tg-")).toEqual([]);
+  });
+
+  it("9. refuses bad inputs at check, naming each property and never echoing the password, before any request", async () => {
+    const options = stack.options();
+    const since = stack.now();
+    const weak = "weakpassword";
+    const bad = {
+      email: "not-an-email",
+      action: "register",
+      password: weak,
+      roleNames: ["tenant-user", "superuser"],
+      teamIds: ["first"],
+    } as unknown as UserArgs;
+    const error = (await up(program(bad), options).catch((e: unknown) => e)) as RunError;
+    expect(error).toBeInstanceOf(RunError);
+    for (const text of [
+      "email: must be an email address",
+      "password: must mix upper- and lower-case letters, contain a number, contain a special character",
+      'unknown role "superuser"',
+      "roleNames.1",
+      "teamIds.0",
+    ]) {
+      expect(error.message).toContain(text);
+    }
+    expect(error.message).not.toContain(weak);
+
+    const misplaced = (await up(
+      program({ email: "bad@example.com", password: PASSWORD, entityId: childEntityId }),
+      options,
+    ).catch((e: unknown) => e)) as RunError;
+    expect(misplaced.message).toContain('password is only accepted with action "register"');
+    expect(misplaced.message).toContain('entityId is only accepted with action "register"');
+    expect(misplaced.message).not.toContain(PASSWORD);
+
+    const missing = (await up(program({ email: "bad@example.com", action: "register" }), options).catch(
+      (e: unknown) => e,
+    )) as RunError;
+    expect(missing.message).toContain('password is required when action is "register"');
+
+    expect(await stack.requests(since)).toEqual([]);
+  });
+
+  it("10. an ambiguous create failure (HTTP 500) is retried once without a duplicate; twice is a clear error", async () => {
+    const options = stack.options();
+    const since = stack.now();
+    await stack.faults("createUser,status=500,count=1");
+    const created = await up(program({ email: "amb-user@example.com" }), options);
+    await stack.faults("");
+    const posts = (await stack.requests(since)).filter((r) => r.route === "createUser");
+    expect(posts.map((r) => r.status)).toEqual([500, 201]);
+    expect((await usersNamed("amb-")).map((u) => u.id)).toEqual([created.outputs.id]);
+    await destroy(options);
+
+    await stack.faults("createUser,status=500,count=2");
+    const failed = await up(program({ email: "amb-user@example.com" }), { ...options, throwOnError: false });
+    await stack.faults("");
+    const message = failed.errors.map((e) => e.message).join("\n");
+    expect(message).toContain("Creating user amb-user@example.com failed");
+    expect(message).toContain("No user with that email exists, so nothing was created");
+    expect(failed.state.resources.filter((r) => r.name === "user")).toEqual([]);
+    expect(await usersNamed("amb-")).toEqual([]);
+  });
+
+  it("10. a user that exists after an ambiguous create failure is recorded, not orphaned", async () => {
+    const options = stack.options();
+    // As if the server had created the user and the answer had been lost.
+    const made = await stack.api.createUser({ body: { email: "lost-answer@example.com" } });
+    await stack.faults("createUser,status=502,count=1");
+    const recorded = await up(program({ email: "lost-answer@example.com", firstName: "Lin" }), options);
+    await stack.faults("");
+    expect(recorded.outputs.id).toBe(made.id);
+    expect((await getUser(made.id)).firstName).toBe("Lin");
+    await destroy(options);
+    expect(await usersNamed("lost-")).toEqual([]);
+  });
+
+  it("11. adopts an existing user by email and aligns it; without adopt it explains the conflict", async () => {
+    const options = stack.options({ config: { ...stack.options().config, ...quickConflicts } });
+    const existing = await stack.api.createUser({
+      body: { email: "ad-user@example.com", firstName: "Old", roleNames: ["tenant-admin"] },
+    });
+
+    const refused = (await up(program({ email: "AD-user@example.com" }), options).catch((e: unknown) => e)) as RunError;
+    expect(refused.message).toContain(`A user with the email ad-user@example.com already exists (${existing.id})`);
+    expect(refused.message).toContain("adopt: true");
+
+    const adopted = await up(
+      program({ email: "ad-user@example.com", firstName: "New", roleNames: ["tenant-user"], adopt: true }),
+      options,
+    );
+    expect(adopted.outputs.id).toBe(existing.id);
+    expect(await getUser(existing.id)).toMatchObject({ firstName: "New", roles: ["tenant-user"] });
+    await destroy(options);
+    expect(await usersNamed("ad-")).toEqual([]);
+  });
+});

@@ -1,0 +1,373 @@
+import * as fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { Network, VirtualMachine, type VirtualMachineArgs } from "../../sdk";
+import { destroy, preview, refresh, RunError, up, type RunOptions } from "../harness";
+import { stackOnEmulator } from "./helpers";
+
+// Stalled jobs fail after 2.5 s, so the create-timeout case ends in an Error VM quickly.
+const stack = await stackOnEmulator({ stallTimeoutMs: 2500 });
+const [fra, ams] = stack.datacenters;
+const [ubuntu, debian] = stack.emulator.bootstrap.fixtures.images;
+const [small, medium, large, xlarge] = stack.emulator.bootstrap.fixtures.configurations;
+
+const getVm = (id: string) => stack.api.getVm({ params: { id } });
+const vmsNamed = async (prefix: string) =>
+  (await stack.api.listVms({ query: { search: prefix, limit: 100 } })).data.filter((vm) => vm.name.startsWith(prefix));
+/** Requests that changed something (job polling, a POST, excepted). */
+const mutations = async (since: number) =>
+  (await stack.requests(since)).filter((r) => r.method !== "GET" && r.route !== "queryJobs");
+
+function program(args: VirtualMachineArgs) {
+  return () => {
+    const vm = new VirtualMachine("vm", args);
+    return { id: vm.id, cpu: vm.cpu, privateIp: vm.privateIp };
+  };
+}
+
+/** A VM made outside any stack (e.g. so the provider can learn a configuration's size from it). */
+async function vmBehindTheStack(name: string, configurationId: number): Promise<string> {
+  const [job] = await stack.api.createVm({
+    body: { name, datacenterId: fra.id, imageId: ubuntu.id, configurationId },
+  });
+  const done = await stack.api.jobs.wait(job.id);
+  return done.resourceId!;
+}
+
+async function deleteBehindTheStack(id: string): Promise<void> {
+  const { jobId } = await stack.api.deleteVm({ params: { id } });
+  await stack.api.jobs.wait(jobId);
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function withConfig(options: RunOptions, extra: Record<string, string>): RunOptions {
+  return { ...options, config: { ...options.config, ...extra } };
+}
+
+describe("VirtualMachine lifecycle", () => {
+  it("creates, stays unchanged, updates in place, survives drift, replaces, is recreated, and is destroyed", async () => {
+    const options = stack.options();
+    const base = { name: "lc-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+
+    // 1. create with minimal inputs: the API holds a running VM as declared
+    const created = await up(program(base), options);
+    const id = created.outputs.id as string;
+    expect(created.step("vm").op).toBe("create");
+    const live = await getVm(id);
+    expect(live.status).toBe("Running");
+    expect(live.virtualMachine).toMatchObject({
+      name: "lc-vm",
+      imageId: ubuntu.id,
+      configurationId: small.id,
+      cpu: small.cpu,
+      teamId: null,
+    });
+    expect(live.virtualMachine.datacenter.id).toBe(fra.id);
+    expect(created.outputs.cpu).toBe(small.cpu);
+    expect(created.outputs.privateIp).toBe(live.virtualMachine.primaryPrivateIp);
+    expect(created.step("vm").outputs).toMatchObject({ status: "Running", powerState: "running", publicIp: null });
+
+    // the private key is a secret output: in the outputs, never in clear in the state file or the host log
+    const { privateKey } = await stack.api.getVmSshKey({ params: { id } });
+    expect(created.step("vm").outputs.sshPrivateKey).toBe(privateKey);
+    expect(created.step("vm").secretOutputs).toContain("sshPrivateKey");
+    const keyBody = privateKey.split("\n")[1];
+    expect(keyBody.length).toBeGreaterThan(20);
+    expect(fs.readFileSync(options.stateFile, "utf8")).not.toContain(keyBody);
+    expect(created.hostLog).not.toContain(keyBody);
+
+    // 2. a second up: no changes; 3. refresh without drift: no changes
+    expect((await up(program(base), options)).step("vm").op).toBe("same");
+    const clean = await refresh(options);
+    expect(clean.step("vm").refresh).toBe("same");
+    expect(fs.readFileSync(options.stateFile, "utf8")).not.toContain(keyBody);
+
+    // 4. in place: rename, into a resource group, grow (resize job); the id stays
+    const { teamId } = await stack.api.createTeam({ body: { name: "lc-team" } });
+    const since = stack.now();
+    const grown = { ...base, name: "lc-vm-2", configurationId: medium.id };
+    const updated = await up(program({ ...grown, teamId }), options);
+    expect(updated.step("vm").op).toBe("update");
+    expect(updated.outputs.id).toBe(id);
+    const resized = await getVm(id);
+    expect(resized.status).toBe("Running");
+    expect(resized.virtualMachine).toMatchObject({
+      name: "lc-vm-2",
+      teamId,
+      configurationId: medium.id,
+      cpu: medium.cpu,
+      ram: medium.ram,
+    });
+    const routes = (await mutations(since)).map((r) => r.route);
+    expect(routes).toEqual(expect.arrayContaining(["resizeVm", "updateVm"]));
+    expect(routes).not.toContain("createVm");
+    expect(routes).not.toContain("deleteVm");
+
+    // 6. drift behind the stack's back (renamed, stopped): refresh shows it, and the next up repairs it; the same
+    // up leaves teamId out, which takes the VM out of its group, and powerState defaults to running
+    await stack.api.updateVm({ params: { id }, body: { name: "renamed-by-hand" } });
+    await stack.api.stopVm({ params: { id } });
+    const drifted = await refresh(options);
+    expect(drifted.step("vm").refresh).toBe("changed");
+    expect(drifted.step("vm").outputs).toMatchObject({
+      name: "renamed-by-hand",
+      status: "Stopped",
+      powerState: "stopped",
+    });
+    const repaired = await up(program(grown), options);
+    expect(repaired.step("vm").op).toBe("update");
+    expect(repaired.outputs.id).toBe(id);
+    const back = await getVm(id);
+    expect(back.virtualMachine).toMatchObject({ name: "lc-vm-2", teamId: null });
+    expect(back.status).toBe("Running");
+
+    // 5. replacement (image and data center): a new id, and the old VM is gone
+    const movedArgs = { ...grown, imageId: debian.id, datacenterId: ams.id };
+    const moved = await up(program(movedArgs), options);
+    expect(moved.step("vm").op).toBe("replace");
+    expect([...(moved.step("vm").diff?.replaces ?? [])].sort()).toEqual(["datacenterId", "imageId"]);
+    const movedId = moved.outputs.id as string;
+    expect(movedId).not.toBe(id);
+    await expect(getVm(id)).rejects.toMatchObject({ status: 404 });
+    const movedVm = (await getVm(movedId)).virtualMachine;
+    expect(movedVm).toMatchObject({ imageId: debian.id, configurationId: medium.id, name: "lc-vm-2" });
+    expect(movedVm.datacenter.id).toBe(ams.id);
+
+    // 7. deleted behind the stack's back: refresh drops it, up recreates it
+    await deleteBehindTheStack(movedId);
+    expect((await refresh(options)).step("vm").refresh).toBe("gone");
+    const recreated = await up(program(movedArgs), options);
+    expect(recreated.step("vm").op).toBe("create");
+    expect((await getVm(recreated.outputs.id as string)).virtualMachine.name).toBe("lc-vm-2");
+
+    // 8. destroy leaves nothing of the stack
+    await destroy(options);
+    expect(await vmsNamed("lc-")).toEqual([]);
+    await stack.api.deleteTeam({ params: { id: teamId } });
+  });
+
+  it("connects a VM to a network of the same program: preview with unknown ids, create, no diff, destroy", async () => {
+    const options = stack.options();
+    const both = () => {
+      const net = new Network("net", { name: "nw-net", datacenterId: fra.id, networkType: "standard" });
+      const vm = new VirtualMachine("vm", {
+        name: "nw-vm",
+        datacenterId: fra.id,
+        imageId: ubuntu.id,
+        configurationId: small.id,
+        allocatePublicIp: true,
+        networkInterfaces: [{ networkId: net.id }],
+      });
+      return { netId: net.id, vmId: vm.id };
+    };
+    const since = stack.now();
+    const planned = await preview(both, options);
+    expect(planned.step("vm").op).toBe("create");
+    expect(await mutations(since)).toEqual([]);
+
+    const created = await up(both, options);
+    const detail = await getVm(created.outputs.vmId as string);
+    expect(detail.virtualMachine.networkInterfaces).toEqual([
+      expect.objectContaining({ networkId: created.outputs.netId, primary: true, privateIp: "10.0.0.10" }),
+    ]);
+    expect(detail.virtualMachine.primaryPublicIp).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(created.step("vm").outputs).toMatchObject({
+      allocatePublicIp: true,
+      publicIp: detail.virtualMachine.primaryPublicIp,
+    });
+
+    const again = await up(both, options);
+    expect(again.step("vm").op).toBe("same");
+    expect(again.step("net").op).toBe("same");
+    expect((await refresh(options)).step("vm").refresh).toBe("same");
+
+    await destroy(options);
+    expect(await vmsNamed("nw-")).toEqual([]);
+  });
+
+  it("refuses a shrinking configurationId at check unless allowReplaceOnShrink is set, which replaces the VM", async () => {
+    const options = stack.options();
+    // The API lists no configurations: the provider learns the small size from a VM that has it.
+    const witness = await vmBehindTheStack("sh-witness", small.id);
+    const base = { name: "sh-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: medium.id };
+    const id = (await up(program(base), options)).outputs.id as string;
+
+    const since = stack.now();
+    const refused = (await up(program({ ...base, configurationId: small.id }), options).catch(
+      (e: unknown) => e,
+    )) as RunError;
+    expect(refused).toBeInstanceOf(RunError);
+    expect(refused.message).toContain("configurationId can only grow in place");
+    expect(refused.message).toContain(`cpu ${medium.cpu} → ${small.cpu}`);
+    expect(refused.message).toContain("allowReplaceOnShrink: true");
+    expect(await mutations(since)).toEqual([]);
+    expect((await getVm(id)).virtualMachine.configurationId).toBe(medium.id);
+
+    const opted = { ...base, configurationId: small.id, allowReplaceOnShrink: true };
+    expect((await preview(program(opted), options)).step("vm").op).toBe("replace");
+    const replaced = await up(program(opted), options);
+    expect(replaced.step("vm").op).toBe("replace");
+    expect(replaced.step("vm").diff?.replaces).toEqual(["configurationId"]);
+    const newId = replaced.outputs.id as string;
+    expect(newId).not.toBe(id);
+    await expect(getVm(id)).rejects.toMatchObject({ status: 404 });
+    expect((await getVm(newId)).virtualMachine.configurationId).toBe(small.id);
+
+    // growing again is in place even with the opt-in
+    const regrown = await up(program({ ...opted, configurationId: medium.id }), options);
+    expect(regrown.step("vm").op).toBe("update");
+    expect((await getVm(newId)).virtualMachine.configurationId).toBe(medium.id);
+
+    await destroy(options);
+    await deleteBehindTheStack(witness);
+    expect(await vmsNamed("sh-")).toEqual([]);
+  });
+
+  it("when a shrink cannot be known ahead, the API's refused resize fails the update before anything else changes", async () => {
+    const options = stack.options();
+    const base = { name: "rl-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: large.id };
+    const id = (await up(program(base), options)).outputs.id as string;
+    // in place: grow and stop
+    const stopped = await up(program({ ...base, configurationId: xlarge.id, powerState: "stopped" }), options);
+    expect(stopped.step("vm").op).toBe("update");
+    expect(stopped.step("vm").outputs).toMatchObject({ powerState: "stopped", cpu: xlarge.cpu });
+    const grown = await getVm(id);
+    expect(grown.status).toBe("Stopped");
+    expect(grown.virtualMachine.configurationId).toBe(xlarge.id);
+
+    // No VM uses the large configuration any more: its size is unknown. Neither the rename nor the start happens.
+    const since = stack.now();
+    const shrink = { ...base, name: "rl-renamed", configurationId: large.id };
+    const refused = (await up(program(shrink), options).catch((e: unknown) => e)) as RunError;
+    expect(refused).toBeInstanceOf(RunError);
+    expect(refused.message).toContain("the API refused to resize");
+    expect(refused.message).toContain("allowReplaceOnShrink: true");
+    expect((await mutations(since)).map((r) => [r.route, r.status])).toEqual([["resizeVm", 400]]);
+    const unchanged = await getVm(id);
+    expect(unchanged.status).toBe("Stopped");
+    expect(unchanged.virtualMachine).toMatchObject({ name: "rl-vm", configurationId: xlarge.id });
+
+    // opted in, but the shrink was only found by the API: it says how to replace
+    const opted = (await up(program({ ...shrink, allowReplaceOnShrink: true }), options).catch(
+      (e: unknown) => e,
+    )) as RunError;
+    expect(opted.message).toContain("pulumi up --replace");
+
+    await destroy(options);
+    expect(await vmsNamed("rl-")).toEqual([]);
+  });
+
+  it("9. refuses bad inputs at check, naming each property and the fix, before any request", async () => {
+    const options = stack.options();
+    const since = stack.now();
+    const bad = {
+      name: "",
+      datacenterId: "not-a-uuid",
+      imageId: -1,
+      configurationId: 1.5,
+      powerState: "paused",
+      networkInterfaces: [
+        { networkId: fra.id, primary: true },
+        { networkId: ams.id, primary: true },
+      ],
+    } as unknown as VirtualMachineArgs;
+    const error = (await up(program(bad), options).catch((e: unknown) => e)) as RunError;
+    expect(error).toBeInstanceOf(RunError);
+    const text = error.message;
+    for (const property of ["name", "datacenterId", "imageId", "configurationId", "powerState", "networkInterfaces"])
+      expect(text).toContain(`${property}:`);
+    expect(text).toContain("UUID");
+    expect(text).toContain('"running" or "stopped"');
+    expect(text).toContain("exactly one interface");
+    expect(await stack.requests(since)).toEqual([]);
+  });
+
+  it("10. records a VM whose create job failed, with the job's error; the next up replaces it", async () => {
+    const options = stack.options();
+    const args = { name: "jf-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+    await stack.faults("job=vm.create,fail=Quota exceeded,count=1");
+    const failed = await up(program(args), { ...options, throwOnError: false });
+    await stack.faults("");
+    expect(failed.errors.map((e) => e.message).join("\n")).toContain("Quota exceeded");
+    const partial = failed.state.resources.find((r) => r.name === "vm");
+    expect(partial?.id).toBeTruthy();
+    expect(partial?.initErrors?.join(" ")).toContain("Quota exceeded");
+    expect((await getVm(partial!.id!)).status).toBe("Error");
+
+    const retried = await up(program(args), options);
+    expect(retried.step("vm").op).toBe("replace");
+    const newId = retried.outputs.id as string;
+    expect(newId).not.toBe(partial!.id);
+    expect((await getVm(newId)).status).toBe("Running");
+    await expect(getVm(partial!.id!)).rejects.toMatchObject({ status: 404 });
+
+    await destroy(options);
+    expect(await vmsNamed("jf-")).toEqual([]);
+  });
+
+  it("10b. records a VM whose create job outlives cloudinfra:jobTimeoutMs (found by its job), then replaces it", async () => {
+    const options = withConfig(stack.options(), { "cloudinfra:jobTimeoutMs": "1000" });
+    const args = { name: "to-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+    await stack.faults("job=vm.create,stall,count=1");
+    const timedOut = await up(program(args), { ...options, throwOnError: false });
+    await stack.faults("");
+    expect(timedOut.errors.map((e) => e.message).join("\n")).toContain("did not finish within 1000 ms");
+    const partial = timedOut.state.resources.find((r) => r.name === "vm");
+    expect(partial?.id).toBeTruthy();
+    expect(partial?.initErrors?.length).toBeGreaterThan(0);
+    const [onlyOne, ...others] = await vmsNamed("to-");
+    expect(others).toEqual([]);
+    expect(onlyOne.id).toBe(partial!.id);
+    // still Creating when recorded (Error already, if this machine is very slow)
+    expect(["Creating", "Error"]).toContain(onlyOne.status);
+
+    // the stalled job fails at last; refresh sees the Error VM and the next up replaces it
+    await until(
+      () => getVm(partial!.id!),
+      (vm) => vm.status === "Error",
+      "the stalled create to fail",
+    );
+    expect((await refresh(options)).step("vm").outputs.status).toBe("Error");
+    const retried = await up(program(args), options);
+    expect(retried.step("vm").op).toBe("replace");
+    expect((await getVm(retried.outputs.id as string)).status).toBe("Running");
+    await expect(getVm(partial!.id!)).rejects.toMatchObject({ status: 404 });
+
+    await destroy(options);
+    expect(await vmsNamed("to-")).toEqual([]);
+  });
+
+  it("an ambiguous create (503) is looked up before it is reported, and records nothing when no VM was made", async () => {
+    const options = stack.options();
+    const since = stack.now();
+    await stack.faults("createVm,status=503,count=1");
+    const args = { name: "am-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+    const failed = await up(program(args), { ...options, throwOnError: false });
+    await stack.faults("");
+    expect(failed.errors.map((e) => e.message).join("\n")).toContain("may have taken effect");
+    expect(failed.state.resources.find((r) => r.name === "vm")).toBeUndefined();
+    const routes = (await stack.requests(since)).map((r) => `${r.route} ${r.status}`);
+    expect(routes).toEqual(["createVm 503", "listVms 200"]);
+    expect(await vmsNamed("am-")).toEqual([]);
+  });
+
+  it("11. adoption does not apply (VM names are not unique): `adopt` is refused at check with the reason", async () => {
+    const options = stack.options();
+    const since = stack.now();
+    const args = { name: "ad-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id, adopt: true };
+    const error = (await up(program(args as VirtualMachineArgs), options).catch((e: unknown) => e)) as RunError;
+    expect(error).toBeInstanceOf(RunError);
+    expect(error.message).toContain("adopt:");
+    expect(error.message).toContain("VM names are not unique");
+    expect(await stack.requests(since)).toEqual([]);
+    expect(await vmsNamed("ad-")).toEqual([]);
+  });
+});
