@@ -57,17 +57,26 @@ export class Network extends pulumi.dynamic.Resource {
   declare readonly status: pulumi.Output<string>;
   declare readonly gateway: pulumi.Output<string>;
   declare readonly allocationPools: pulumi.Output<{ start: string; end: string }[]>;
-  declare readonly connectedVmCount: pulumi.Output<number>;
   declare readonly createdAt: pulumi.Output<string>;
   declare readonly updatedAt: pulumi.Output<string>;
 
   constructor(name: string, args: NetworkArgs, opts?: pulumi.CustomResourceOptions) {
+    // Every output is named, optional inputs included, so each exists on the resource even when left out.
     const outputs = {
+      description: undefined,
+      cidrBlock: undefined,
+      snatEnabled: undefined,
+      dhcpServerEnabled: undefined,
+      dhcpStartAddress: undefined,
+      dhcpEndAddress: undefined,
+      defaultRouteEnabled: undefined,
+      defaultRoute: undefined,
+      serveDNSServersEnabled: undefined,
+      dnsServers: undefined,
       datacenterName: undefined,
       status: undefined,
       gateway: undefined,
       allocationPools: undefined,
-      connectedVmCount: undefined,
       createdAt: undefined,
       updatedAt: undefined,
     };

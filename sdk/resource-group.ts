@@ -37,18 +37,12 @@ export class ResourceGroup extends pulumi.dynamic.Resource {
   declare readonly teamId: pulumi.Output<number>;
   /** Id of the parent group, if any. */
   declare readonly parentTeamId: pulumi.Output<number | undefined>;
-  /** User ids of the members, sorted. */
+  /** User ids of the members, sorted, when the program manages `members` (else undefined). */
   declare readonly members: pulumi.Output<string[]>;
-  /** Number of members. */
-  declare readonly memberCount: pulumi.Output<number>;
-  /** Number of virtual machines assigned to the group. */
-  declare readonly vmCount: pulumi.Output<number>;
   /** The entity (UUID) the group belongs to. */
   declare readonly entityId: pulumi.Output<string>;
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
-  /** Last change time (ISO 8601). */
-  declare readonly updatedAt: pulumi.Output<string>;
   /** Whether an existing group of this name may be taken over (as given). */
   declare readonly adopt: pulumi.Output<boolean | undefined>;
 
@@ -59,11 +53,8 @@ export class ResourceGroup extends pulumi.dynamic.Resource {
       members: undefined,
       adopt: undefined,
       teamId: undefined,
-      memberCount: undefined,
-      vmCount: undefined,
       entityId: undefined,
       createdAt: undefined,
-      updatedAt: undefined,
     };
     super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "ResourceGroup");
   }

@@ -83,7 +83,10 @@ function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): v
   }
 }
 
-/** Outputs: the inputs as given, overlaid with everything the API reports. */
+/**
+ * Outputs: the inputs as given, overlaid with what the API reports about the network itself. The connected-VM count
+ * moves with other resources and is left out, so refresh stays quiet when VMs join.
+ */
 function outputsOf(inputs: Props, network: ApiNetwork): Props {
   return {
     ...plainInputs(inputs),
@@ -104,7 +107,6 @@ function outputsOf(inputs: Props, network: ApiNetwork): Props {
     status: network.status,
     gateway: network.gateway,
     allocationPools: network.allocationPools,
-    connectedVmCount: network.connectedVmCount,
     createdAt: network.createdAt,
     updatedAt: network.updatedAt,
   };

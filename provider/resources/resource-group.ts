@@ -87,19 +87,20 @@ async function teamWithMembers(id: number): Promise<{ team: TeamView; members: s
   }
 }
 
-/** Outputs: the inputs as given, overlaid with everything the API reports. */
+/**
+ * Outputs: the inputs as given, overlaid with what the API reports about the group itself. What moves with other
+ * resources (member and VM counts, `updatedAt`, which membership changes bump) is left out, so refresh stays quiet when VMs or users join.
+ */
 function outputsOf(inputs: Props, team: TeamView, members: string[]): Props {
   return {
     ...plainInputs(inputs),
     name: team.name,
     teamId: team.id,
     parentTeamId: team.parentTeamId ?? undefined,
-    members,
-    memberCount: team.memberCount,
-    vmCount: team.vmCount,
+    // Membership is an output only where the program manages it: users joining through User.teamIds are not drift.
+    members: inputs.members === undefined ? undefined : members,
     entityId: team.entityId,
     createdAt: team.createdAt,
-    updatedAt: team.updatedAt,
   };
 }
 
