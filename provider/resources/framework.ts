@@ -305,6 +305,27 @@ export async function awaitJob(jobId: string, what: string, current: Settings = 
   }
 }
 
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Reads a resource every poll interval until `settled` says it is, within `cloudinfra:jobTimeoutMs`; then
+ * `timedOut(last, timeoutMs)` is thrown. For waits whose job id is unknown or that depend on other resources.
+ */
+export async function pollUntil<T>(
+  fetch: () => Promise<T>,
+  settled: (value: T) => boolean,
+  timedOut: (last: T, timeoutMs: number) => Error,
+): Promise<T> {
+  const current = settings();
+  const deadline = Date.now() + current.jobTimeoutMs;
+  for (;;) {
+    const value = await fetch();
+    if (settled(value)) return value;
+    if (Date.now() > deadline) throw timedOut(value, current.jobTimeoutMs);
+    await sleep(current.pollIntervalMs);
+  }
+}
+
 export const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;
 export const isConflict = (error: unknown) => error instanceof ApiError && error.status === 409;
 

@@ -18,6 +18,8 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  pollUntil,
+  sleep,
 } from "./framework";
 
 const positiveInt = (what: string) =>
@@ -92,7 +94,6 @@ function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
 const createKeys = ["name", "datacenterId", "seriesId", "gpuCount", "teamId", "imageName", "imageId"] as const;
 const pick = (source: Props, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function getGpu(id: string): Promise<GpuVm> {
   return client().getGpuVm({ params: { id } });
@@ -151,20 +152,16 @@ async function unavailableError(inputs: GpuVirtualMachineInputs, conflict: ApiEr
 }
 
 /** Polls a GPU VM whose job id is unknown until it leaves Creating (bounded by cloudinfra:jobTimeoutMs). */
-async function settle(id: string, what: string): Promise<GpuVm> {
-  const current = settings();
-  const deadline = Date.now() + current.jobTimeoutMs;
-  for (;;) {
-    const gpu = await getGpu(id);
-    if (gpu.status !== "Creating") return gpu;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what} did not finish within ${current.jobTimeoutMs} ms (GPU VM ${id} is still Creating); raise ` +
+function settle(id: string, what: string): Promise<GpuVm> {
+  return pollUntil(
+    () => getGpu(id),
+    (gpu) => gpu.status !== "Creating",
+    (_gpu, timeoutMs) =>
+      new Error(
+        `${what} did not finish within ${timeoutMs} ms (GPU VM ${id} is still Creating); raise ` +
           "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
-      );
-    }
-    await sleep(current.pollIntervalMs);
-  }
+      ),
+  );
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  sleep,
 } from "./framework";
 
 const ipv4 = z.ipv4({ error: "must be an IPv4 address such as 10.0.0.10" });
@@ -223,7 +224,7 @@ export async function remove(id: string): Promise<void> {
           : `Network ${id} cannot be deleted now (status ${network?.status ?? "unknown"})`,
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, current.pollIntervalMs));
+    await sleep(current.pollIntervalMs);
   }
 }
 

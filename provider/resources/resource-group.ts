@@ -15,6 +15,7 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  sleep,
 } from "./framework";
 
 type TeamView = Team | z.output<typeof TeamDetail>;
@@ -63,7 +64,7 @@ export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> 
     } catch (error) {
       if (!isConflict(error) || Date.now() + pause > deadline) throw error;
     }
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    await sleep(pause);
   }
 }
 

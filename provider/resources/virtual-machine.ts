@@ -20,6 +20,8 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  pollUntil,
+  sleep,
 } from "./framework";
 
 const catalogId = (what: string) =>
@@ -290,23 +292,17 @@ async function privateKeyOf(id: string): Promise<string | undefined> {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The VM once no job works on it (bounded by cloudinfra:jobTimeoutMs). */
-async function settledVm(id: string): Promise<VmDetail> {
-  const current = settings();
-  const deadline = Date.now() + current.jobTimeoutMs;
-  for (;;) {
-    const detail = await getVm(id);
-    if (!transitional.has(detail.status)) return detail;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `VM "${detail.virtualMachine.name}" (${id}) stayed ${detail.status} for more than ${current.jobTimeoutMs} ms; ` +
+function settledVm(id: string): Promise<VmDetail> {
+  return pollUntil(
+    () => getVm(id),
+    (detail) => !transitional.has(detail.status),
+    (detail, timeoutMs) =>
+      new Error(
+        `VM "${detail.virtualMachine.name}" (${id}) stayed ${detail.status} for more than ${timeoutMs} ms; ` +
           "raise cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
-      );
-    }
-    await sleep(current.pollIntervalMs);
-  }
+      ),
+  );
 }
 
 // ---------------------------------------------------------------- create

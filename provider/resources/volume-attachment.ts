@@ -13,6 +13,7 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  sleep,
 } from "./framework";
 import { settledVolume } from "./volume";
 
@@ -53,8 +54,6 @@ function outputsOf(volume: ApiVolume, virtualMachineId: string): Props {
     status: volume.status,
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function volumeOrNull(volumeId: string): Promise<ApiVolume | null> {
   try {

@@ -17,6 +17,8 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  pollUntil,
+  sleep,
 } from "./framework";
 
 const positiveInt = (what: string) =>
@@ -83,23 +85,18 @@ function outputsOf(inputs: Props, volume: ApiVolume): Props {
 }
 
 const getVolume = (id: string) => client().getVolume({ params: { id } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls the volume until no job is running on it (bounded by cloudinfra:jobTimeoutMs). */
-export async function settledVolume(id: string, what: string): Promise<ApiVolume> {
-  const current = settings();
-  const deadline = Date.now() + current.jobTimeoutMs;
-  for (;;) {
-    const volume = await getVolume(id);
-    if (!transitional.has(volume.status)) return volume;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `${what}: volume "${volume.name}" (${id}) is still ${volume.status} after ${current.jobTimeoutMs} ms; raise ` +
+export function settledVolume(id: string, what: string): Promise<ApiVolume> {
+  return pollUntil(
+    () => getVolume(id),
+    (volume) => !transitional.has(volume.status),
+    (volume, timeoutMs) =>
+      new Error(
+        `${what}: volume "${volume.name}" (${id}) is still ${volume.status} after ${timeoutMs} ms; raise ` +
           "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi up` again",
-      );
-    }
-    await sleep(current.pollIntervalMs);
-  }
+      ),
+  );
 }
 
 /**
