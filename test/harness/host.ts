@@ -102,7 +102,9 @@ function supportFiles(root: string): Support {
     fs.writeFileSync(
       path.join(building, "watchdog.js"),
       'process.stdin.on("data", () => {});\nprocess.stdin.on("end", () => process.exit(0));\n' +
-        'process.stdin.on("error", () => process.exit(0));\n',
+        'process.stdin.on("error", () => process.exit(0));\n' +
+        // The watchdog alone must not keep a host alive that failed to start.
+        "process.stdin.unref();\n",
     );
     try {
       fs.renameSync(building, dir);

@@ -1,0 +1,3 @@
+import { drift } from "./program";
+
+export = drift();

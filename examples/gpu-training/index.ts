@@ -1,0 +1,3 @@
+import { gpuTraining } from "./program";
+
+export = gpuTraining();

@@ -1,0 +1,3 @@
+import { teamOnboarding } from "./program";
+
+export = teamOnboarding();

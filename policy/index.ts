@@ -1,0 +1,38 @@
+/**
+ * `@cloudinfra/pulumi/policy`: reusable @pulumi/policy policies on the sizes and hygiene of cloudinfra resources,
+ * and {@link CloudinfraGuard}, the pack that serves them all. See README.md beside this file.
+ */
+export { CloudinfraGuard, cloudinfraPolicies, guardConfig } from "./guard";
+export type { CloudinfraGuardArgs, PolicySetting, ValidationLevel } from "./guard";
+export {
+  policies,
+  allowedVmConfigurations,
+  maxVmSize,
+  maxReportedVmSize,
+  maxInstances,
+  maxGpuCount,
+  allowedGpuSeries,
+  maxVolumeSize,
+  noPublicIp,
+  requireResourceGroup,
+  maxApiKeyLifetime,
+  groupedKinds,
+} from "./policies";
+export type {
+  PolicyKey,
+  SizeLimits,
+  AllowedVmConfigurationsConfig,
+  MaxVmSizeConfig,
+  MaxReportedVmSizeConfig,
+  MaxInstancesConfig,
+  MaxGpuCountConfig,
+  AllowedGpuSeriesConfig,
+  MaxVolumeSizeConfig,
+  NoPublicIpConfig,
+  RequireResourceGroupConfig,
+  MaxApiKeyLifetimeConfig,
+} from "./policies";
+export { defaultConfigurations, defaultGpuSeries } from "./catalogue";
+export type { ConfigurationCatalogue, ConfigurationSize, GpuSeriesCatalogue } from "./catalogue";
+export { TYPE_PREFIX, typeToken, kindOf, validateKinds, remediateKinds, validateStackKinds, peek } from "./kinds";
+export type { Kind, KindInputs, KindOutputs, StackResourceOf, Peeked } from "./kinds";

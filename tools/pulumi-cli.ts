@@ -1,0 +1,70 @@
+/**
+ * Running this repository's example projects with the real `pulumi` CLI (through the Automation API), without
+ * installing anything: shared by `npm run demo` and the CLI end-to-end suite (test/e2e).
+ */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** The repository root (the directory holding this package's package.json and node_modules). */
+export function repositoryRoot(from: string = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, "package.json")) && fs.existsSync(path.join(dir, "node_modules"))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`cannot find the repository root above ${from}`);
+  }
+}
+
+/** The `pulumi` CLI's version when one is on PATH, else undefined. */
+export function pulumiCliVersion(): string | undefined {
+  const found = spawnSync("pulumi", ["version"], { encoding: "utf8", timeout: 30_000 });
+  return found.status === 0 ? found.stdout.trim() : undefined;
+}
+
+/**
+ * Copies a project directory (a Pulumi program or a policy pack: every file, not its node_modules) into `parent`,
+ * and gives it the node_modules an `npm install` would: this package (`@cloudinfra/pulumi`, its `dist/` linked, as
+ * the examples' `file:../..` dependency links it) and every package of the repository's own node_modules, linked.
+ * Returns the copy's directory.
+ */
+export function prepareProject(source: string, parent: string, root: string = repositoryRoot()): string {
+  const dir = path.join(parent, path.basename(source));
+  fs.cpSync(source, dir, { recursive: true, filter: (file) => path.basename(file) !== "node_modules" });
+  const modules = path.join(dir, "node_modules");
+  fs.mkdirSync(modules);
+  const installed = path.join(root, "node_modules");
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { name: string };
+  const [scope] = manifest.name.split("/");
+  for (const entry of fs.readdirSync(installed)) {
+    if (entry.startsWith(".") || entry === scope) continue;
+    fs.symlinkSync(path.join(installed, entry), path.join(modules, entry), "dir");
+  }
+  // The package itself: its manifest (for the `exports` map) and its build. Only dist/ is linked, not the repository,
+  // so the CLI's scan of node_modules does not walk into the repository's own node_modules.
+  const self = path.join(modules, ...manifest.name.split("/"));
+  fs.mkdirSync(self, { recursive: true });
+  fs.copyFileSync(path.join(root, "package.json"), path.join(self, "package.json"));
+  fs.symlinkSync(path.join(root, "dist"), path.join(self, "dist"), "dir");
+  return dir;
+}
+
+/**
+ * Environment for the CLI: a local file backend in `backendDir`, the passphrase secrets provider, no update check,
+ * and the project's node_modules on NODE_PATH (the dynamic-provider host loads the provider code recorded in the
+ * state from a string, which resolves packages from the host's working directory only). TypeScript programs are
+ * transpiled without type checking: they are type-checked by this repository's build, and the ts-node Pulumi falls
+ * back to is older than the TypeScript installed here.
+ */
+export function cliEnvironment(
+  backendDir: string,
+  projectDir: string,
+  passphrase = "cloudinfra-local",
+): Record<string, string> {
+  fs.mkdirSync(backendDir, { recursive: true });
+  return {
+    NODE_PATH: path.join(projectDir, "node_modules"),
+    PULUMI_BACKEND_URL: `file://${backendDir}`,
+    PULUMI_CONFIG_PASSPHRASE: passphrase,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_NODEJS_TRANSPILE_ONLY: "true",
+  };
+}
