@@ -326,6 +326,56 @@ export async function pollUntil<T>(
   }
 }
 
+export interface UniqueCreate<E extends { id: string }> {
+  /** What is created, for messages: `network "app"`. */
+  what: string;
+  /** The program's `adopt` input. */
+  adopt: boolean | undefined;
+  /** Sends the create request (an async job answered with the new id). */
+  send(): Promise<{ jobId: string; id: string }>;
+  /** The existing resource of the same unique name, if any. */
+  findByName(): Promise<E | undefined>;
+  /** Takes an existing resource over; `ambiguous` when it is the one our own failed-looking request created. */
+  takeOver(existing: E, ambiguous: boolean): Promise<{ id: string; outs: Props }>;
+  /** Outputs of the created resource once its job completed. */
+  outputs(id: string): Promise<Props>;
+  /** Best-known outputs of a resource whose job failed. */
+  partialOutputs(id: string): Promise<Props>;
+}
+
+/**
+ * Creates a resource whose name is unique in the API and waits for its job. A duplicate (409) is adopted when the
+ * program says `adopt`, otherwise explained; an answer lost on the way (the request may have been carried out) is
+ * resolved by the name; a failed job leaves the resource recorded with its id (ResourceInitError), never orphaned.
+ */
+export async function createUnique<E extends { id: string }>(
+  spec: UniqueCreate<E>,
+): Promise<{ id: string; outs: Props }> {
+  let created: { jobId: string; id: string };
+  try {
+    created = await spec.send();
+  } catch (error) {
+    const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
+    if (isConflict(error) || ambiguous) {
+      const existing = await spec.findByName();
+      if (existing && (spec.adopt || ambiguous)) return spec.takeOver(existing, ambiguous);
+      if (existing) {
+        throw new Error(
+          `A ${spec.what} already exists (${existing.id}). Set \`adopt: true\` to manage it from this program, or ` +
+            "choose another name",
+        );
+      }
+    }
+    throw error;
+  }
+  try {
+    await awaitJob(created.jobId, `Creating ${spec.what}`);
+  } catch (error) {
+    throw new ResourceInitError((error as Error).message, created.id, await spec.partialOutputs(created.id));
+  }
+  return { id: created.id, outs: await spec.outputs(created.id) };
+}
+
 export const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;
 export const isConflict = (error: unknown) => error instanceof ApiError && error.status === 409;
 

@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
-import { ApiError } from "../client";
 import {
-  awaitJob,
   changedInputs,
   checkInputs,
   client,
@@ -10,7 +8,6 @@ import {
   isConflict,
   isNotFound,
   plainInputs,
-  ResourceInitError,
   settings,
   uuidInput,
   type CheckFailure,
@@ -18,6 +15,7 @@ import {
   type Props,
   type ResourceKind,
   sleep,
+  createUnique,
 } from "./framework";
 
 const ipv4 = z.ipv4({ error: "must be an IPv4 address such as 10.0.0.10" });
@@ -139,35 +137,21 @@ async function adopt(inputs: NetworkInputs, existing: ApiNetwork): Promise<{ id:
   return { id: existing.id, outs: await update(existing.id, current, inputs) };
 }
 
-export async function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props }> {
+export function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props }> {
   const api = client();
-  let created: { jobId: string; id: string };
-  try {
-    created = await api.createNetwork({ body: pick(inputs, createKeys) as never });
-  } catch (error) {
-    if (isConflict(error) || (error instanceof ApiError && error.mayHaveSucceeded)) {
-      const existing = await findByName(inputs.name);
-      if (existing && (inputs.adopt || !isConflict(error))) return adopt(inputs, existing);
-      if (existing) {
-        throw new Error(
-          `A network named "${inputs.name}" already exists (${existing.id}). Set \`adopt: true\` to manage it from ` +
-            "this program, or choose another name",
-        );
-      }
-    }
-    throw error;
-  }
-  try {
-    await awaitJob(created.jobId, `Creating network "${inputs.name}"`);
-  } catch (error) {
-    const network = await api.getNetwork({ params: { id: created.id } }).catch(() => undefined);
-    throw new ResourceInitError(
-      (error as Error).message,
-      created.id,
-      network ? outputsOf(inputs, network) : plainInputs(inputs),
-    );
-  }
-  return { id: created.id, outs: outputsOf(inputs, await api.getNetwork({ params: { id: created.id } })) };
+  const get = (id: string) => api.getNetwork({ params: { id } });
+  return createUnique({
+    what: `network named "${inputs.name}"`,
+    adopt: inputs.adopt,
+    send: () => api.createNetwork({ body: pick(inputs, createKeys) as never }),
+    findByName: () => findByName(inputs.name),
+    takeOver: (existing) => adopt(inputs, existing),
+    outputs: async (id) => outputsOf(inputs, await get(id)),
+    partialOutputs: async (id) => {
+      const network = await get(id).catch(() => undefined);
+      return network ? outputsOf(inputs, network) : plainInputs(inputs);
+    },
+  });
 }
 
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import type { Volume as ApiVolume } from "../api";
-import { ApiError } from "../client";
 import {
   awaitJob,
   checkInputs,
@@ -19,6 +18,7 @@ import {
   type ResourceKind,
   pollUntil,
   sleep,
+  createUnique,
 } from "./framework";
 
 const positiveInt = (what: string) =>
@@ -173,33 +173,18 @@ export async function create(inputs: VolumeInputs): Promise<{ id: string; outs: 
     sizeGb: inputs.sizeGb,
     ...(inputs.teamId !== undefined ? { teamId: inputs.teamId } : {}),
   };
-  let created: { jobId: string; id: string };
-  try {
-    created = await api.createVolume({ body });
-  } catch (error) {
-    if (isConflict(error) || (error instanceof ApiError && error.mayHaveSucceeded)) {
-      const existing = await findByName(inputs.name);
-      if (existing && (inputs.adopt || !isConflict(error))) return adopt(inputs, existing, !isConflict(error));
-      if (existing) {
-        throw new Error(
-          `A volume named "${inputs.name}" already exists (${existing.id}). Set \`adopt: true\` to manage it from ` +
-            "this program, or choose another name",
-        );
-      }
-    }
-    throw error;
-  }
-  try {
-    await awaitJob(created.jobId, `Creating volume "${inputs.name}"`);
-  } catch (error) {
-    const volume = await getVolume(created.id).catch(() => undefined);
-    throw new ResourceInitError(
-      (error as Error).message,
-      created.id,
-      volume ? outputsOf(inputs, volume) : { ...plainInputs(inputs), failed: true },
-    );
-  }
-  return { id: created.id, outs: outputsOf(inputs, await getVolume(created.id)) };
+  return createUnique({
+    what: `volume named "${inputs.name}"`,
+    adopt: inputs.adopt,
+    send: () => api.createVolume({ body }),
+    findByName: () => findByName(inputs.name),
+    takeOver: (existing, ambiguous) => adopt(inputs, existing, ambiguous),
+    outputs: async (id) => outputsOf(inputs, await getVolume(id)),
+    partialOutputs: async (id) => {
+      const volume = await getVolume(id).catch(() => undefined);
+      return volume ? outputsOf(inputs, volume) : { ...plainInputs(inputs), failed: true };
+    },
+  });
 }
 
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
