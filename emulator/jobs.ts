@@ -90,6 +90,8 @@ function finish(ctx: EmulatorContext, job: JobRec, at: number, error: string | n
     effect?.fail?.(ctx, job);
     job.status = "failed";
     job.error = error;
+    // A failed create leaves its resource (status Error): point the job at it so it can be found and cleaned up.
+    if (job.operation.endsWith(".create")) job.resourceId ??= job.targetId;
   } else {
     job.status = "completed";
     job.progress = 100;

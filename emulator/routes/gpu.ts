@@ -101,8 +101,6 @@ registerJobEffect("gpu.create", {
     if (!gpu) return;
     gpu.status = "Error";
     gpu.updatedAt = ctx.now();
-    // The GPU VM exists even though provisioning failed: point the job at it so it can be found and deleted.
-    job.resourceId = gpu.id;
   },
 });
 

@@ -176,7 +176,6 @@ registerJobEffect("network.create", {
       net.status = "Error";
       net.updatedAt = ctx.now();
     }
-    job.resourceId = job.targetId;
   },
 });
 

@@ -251,8 +251,6 @@ registerJobEffect("vm.create", {
     if (!vm) return;
     vm.status = "Error";
     vm.updatedAt = ctx.now();
-    // The VM exists even though provisioning failed: point the job at it so it can be found and deleted.
-    job.resourceId = vm.id;
   },
 });
 

@@ -123,14 +123,12 @@ registerJobEffect("volume.create", {
   fail: (ctx, job) => {
     const vol = ctx.state.volumes[job.targetId];
     if (vol) setStatus(ctx, vol, "Error");
-    job.resourceId = job.targetId;
   },
 });
 
 registerJobEffect("volume.delete", {
   complete: (ctx, job) => {
     delete ctx.state.volumes[job.targetId];
-    job.resourceId = job.targetId;
   },
   fail: (ctx, job) => {
     const vol = ctx.state.volumes[job.targetId];
