@@ -3,6 +3,7 @@ import { dynamicProvider } from "../provider/dynamic";
 
 const provider = dynamicProvider("ApiKey");
 
+/** The arguments of an {@link ApiKey}. */
 export interface ApiKeyArgs {
   /** Display name (1–100 characters; names need not be unique). Changing it replaces the key. */
   name: pulumi.Input<string>;

@@ -1,9 +1,76 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CloudClient } from "../provider/client";
-import type { GpuCount, GpuInventoryEntry, VolumeSizes } from "../provider/api";
+import type * as api from "../provider/api";
 import { client, configure } from "../provider/resources/framework";
 
-export type { GpuCount, GpuInventoryEntry, VolumeSizes };
+// The types below are written out rather than re-exported from the zod contract: a program's declarations must not
+// reach zod's (which fail `tsc` without `skipLibCheck`/`esModuleInterop`, the settings of Pulumi's templates). The
+// assertions after them keep them equal to the contract.
+
+/** A number of GPUs that can be ordered: 1, 2, 4 or 8. */
+export type GpuCount = 1 | 2 | 4 | 8;
+
+/** Whether a GPU count can be ordered now. */
+export interface GpuAvailability {
+  /** True when this count can be ordered now. */
+  available: boolean;
+}
+
+/** One GPU series of the inventory (`GET /resource/gpu/inventory`). */
+export interface GpuInventoryEntry {
+  /** GPU series id: the `seriesId` of a GpuVirtualMachine. */
+  seriesId: number;
+  /** Series name, e.g. `NVIDIA A100`. */
+  seriesName: string;
+  /** Series code, e.g. `a100`. */
+  seriesCode: string;
+  /** Per data center: which GPU counts can be ordered now. */
+  availability: {
+    /** Data center (UUID). */
+    datacenterId: string;
+    /** Data center name. */
+    datacenterName: string;
+    /** Availability per GPU count. */
+    gpuCounts: { "1": GpuAvailability; "2": GpuAvailability; "4": GpuAvailability; "8": GpuAvailability };
+  }[];
+}
+
+/** One size a volume type offers. */
+export interface VolumeSizeOption {
+  /** Size id: the `volumeSizeId` of a Volume. */
+  id: number;
+  /** Size in GB. */
+  sizeGb: number;
+  /** Display name, e.g. `100 GB`. */
+  displayName: string;
+  /** How many volumes of this size one VM may have attached. */
+  maxVolumesPerVm: number;
+}
+
+/** The volume types of a data center and the sizes each offers. */
+export interface VolumeSizes {
+  /** Data center (UUID). */
+  datacenterId: string;
+  /** The volume types offered there. */
+  volumeTypes: {
+    /** Volume type id: the `volumeTypeId` of a Volume. */
+    id: number;
+    /** Type name. */
+    name: string;
+    /** Free text, or null. */
+    description: string | null;
+    /** The sizes this type offers. */
+    availableSizes: VolumeSizeOption[];
+  }[];
+}
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const contractMatches: [
+  Same<GpuCount, api.GpuCount>,
+  Same<GpuInventoryEntry, api.GpuInventoryEntry>,
+  Same<VolumeSizes, api.VolumeSizes>,
+] = [true, true, true];
+void contractMatches;
 
 /**
  * The client of the program's configuration, read at each call: stack config `cloudinfra:*` (the same keys as the
@@ -15,6 +82,7 @@ function programClient(): CloudClient {
   return client();
 }
 
+/** Filters of {@link getGpuInventory}; every one is optional. */
 export interface GetGpuInventoryArgs {
   /** Only this GPU series, by code (e.g. `a100`), case-insensitive. Default: every series. */
   code?: string;
@@ -50,6 +118,7 @@ export interface GpuCombination {
   gpuCount: GpuCount;
 }
 
+/** What {@link getGpuInventory} returns. */
 export interface GetGpuInventoryResult {
   /** The inventory as the API returns it (`GET /resource/gpu/inventory`, never cached): one entry per series. */
   series: GpuInventoryEntry[];
@@ -88,6 +157,7 @@ export function getGpuInventoryOutput(args: GetGpuInventoryOutputArgs = {}): pul
   return pulumi.output(args).apply((plain) => getGpuInventory(plain as GetGpuInventoryArgs));
 }
 
+/** The argument of {@link getVolumeSizes}. */
 export interface GetVolumeSizesArgs {
   /** Data center (UUID) whose volume types and sizes to list. */
   datacenterId: string;

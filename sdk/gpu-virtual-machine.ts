@@ -1,9 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider } from "../provider/dynamic";
+import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("GpuVirtualMachine");
 
-export interface GpuVirtualMachineArgs {
+/** The arguments of a GpuVirtualMachine other than its image (see {@link GpuVirtualMachineArgs}). */
+export interface GpuVirtualMachineBaseArgs {
   /** Display name. Not unique: GPU VMs cannot be adopted by name. Changed in place. */
   name: pulumi.Input<string>;
   /**
@@ -22,24 +24,42 @@ export interface GpuVirtualMachineArgs {
    * Resource group: the integer team id, or a ResourceGroup's `id` (the same number as a string). Default: none.
    * Changed in place; removing it takes the GPU VM out of its group.
    */
-  teamId?: pulumi.Input<number | string>;
+  teamId?: pulumi.Input<ResourceGroupRef>;
   /**
    * `running` or `stopped`; the provider starts or stops the GPU VM to match. Default: no opinion (a new GPU VM
    * runs, and later power changes are left alone). Some series cannot be started by the cloud provider (the API
    * answers 501): `running` then fails with an error saying so. Changed in place.
    */
   powerState?: pulumi.Input<"running" | "stopped">;
+}
+
+/** The image of a GPU VM given by name (or not at all). */
+export interface GpuVirtualMachineImageByName {
   /**
    * Image by name, e.g. `ubuntu-24.04`; give this or `imageId`, not both. Default: the cloud's default image.
    * Changing it replaces the GPU VM.
    */
   imageName?: pulumi.Input<string>;
+  /** Not with `imageName`: one image only. */
+  imageId?: never;
+}
+
+/** The image of a GPU VM given by id. */
+export interface GpuVirtualMachineImageById {
   /**
    * Image by integer id; give this or `imageName`, not both. Default: the cloud's default image. Changing it replaces
    * the GPU VM.
    */
-  imageId?: pulumi.Input<number>;
+  imageId: pulumi.Input<number>;
+  /** Not with `imageId`: one image only. */
+  imageName?: never;
 }
+
+/**
+ * The arguments of a GpuVirtualMachine. The image is given by `imageName` or by `imageId`, never both (a program
+ * giving both does not compile).
+ */
+export type GpuVirtualMachineArgs = GpuVirtualMachineBaseArgs & (GpuVirtualMachineImageByName | GpuVirtualMachineImageById);
 
 /**
  * A GPU virtual machine. GPU VM names are not unique, so there is no adoption of existing GPU VMs: a program always

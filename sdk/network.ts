@@ -3,6 +3,7 @@ import { dynamicProvider } from "../provider/dynamic";
 
 const provider = dynamicProvider("Network");
 
+/** The arguments of a {@link Network}. */
 export interface NetworkArgs {
   /** Name, unique within the entity. Changed in place. */
   name: pulumi.Input<string>;
@@ -39,25 +40,43 @@ export interface NetworkArgs {
 
 /** A private network. Deleting it waits while VMs being deleted still hold it, then names the VMs that remain. */
 export class Network extends pulumi.dynamic.Resource {
+  /** Name, unique within the entity. */
   declare readonly name: pulumi.Output<string>;
+  /** Data center (UUID). */
   declare readonly datacenterId: pulumi.Output<string>;
+  /** Data center name, e.g. fra-1. */
   declare readonly datacenterName: pulumi.Output<string>;
-  declare readonly networkType: pulumi.Output<string>;
+  /** `standard` or `custom`. */
+  declare readonly networkType: pulumi.Output<"standard" | "custom">;
+  /** Free text, if any. */
   declare readonly description: pulumi.Output<string | undefined>;
+  /** IPv4 CIDR block, e.g. 10.0.0.0/24. */
   declare readonly cidrBlock: pulumi.Output<string>;
+  /** Whether source NAT is on (standard networks). */
   declare readonly snatEnabled: pulumi.Output<boolean>;
+  /** Whether the DHCP server is on. */
   declare readonly dhcpServerEnabled: pulumi.Output<boolean>;
+  /** First address of the DHCP range, if set. */
   declare readonly dhcpStartAddress: pulumi.Output<string | undefined>;
+  /** Last address of the DHCP range, if set. */
   declare readonly dhcpEndAddress: pulumi.Output<string | undefined>;
+  /** Whether a default route is announced. */
   declare readonly defaultRouteEnabled: pulumi.Output<boolean>;
+  /** Gateway of the announced default route, if set. */
   declare readonly defaultRoute: pulumi.Output<string | undefined>;
+  /** Whether DNS servers are announced by DHCP. */
   declare readonly serveDNSServersEnabled: pulumi.Output<boolean>;
+  /** DNS server addresses announced by DHCP (at most 8). */
   declare readonly dnsServers: pulumi.Output<string[]>;
   /** Status reported by the API (Active once created). */
   declare readonly status: pulumi.Output<string>;
+  /** Gateway address of the network (the first host of the CIDR block). */
   declare readonly gateway: pulumi.Output<string>;
+  /** Address ranges the API hands out to interfaces on this network. */
   declare readonly allocationPools: pulumi.Output<{ start: string; end: string }[]>;
+  /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
+  /** Last change (ISO 8601). */
   declare readonly updatedAt: pulumi.Output<string>;
 
   constructor(name: string, args: NetworkArgs, opts?: pulumi.CustomResourceOptions) {

@@ -3,6 +3,14 @@ import { dynamicProvider } from "../provider/dynamic";
 
 const provider = dynamicProvider("ResourceGroup");
 
+/**
+ * A reference to a resource group, the one type every `teamId`, `teamIds` and `parentTeamId` input takes: the
+ * integer group id, or its decimal text. Both outputs of a {@link ResourceGroup} fit: `group.id` (the id as text,
+ * which also tells Pulumi the dependency) and `group.teamId` (the number).
+ */
+export type ResourceGroupRef = number | string;
+
+/** The arguments of a {@link ResourceGroup}. */
 export interface ResourceGroupArgs {
   /** Name, unique within the entity ignoring case. Changed in place. */
   name: pulumi.Input<string>;
@@ -11,7 +19,7 @@ export interface ResourceGroupArgs {
    * also makes Pulumi delete this child before its parent). Default: none (a top-level group). Changed in place;
    * removing it makes the group top-level again.
    */
-  parentTeamId?: pulumi.Input<number | string>;
+  parentTeamId?: pulumi.Input<ResourceGroupRef>;
   /**
    * User ids (UUIDs, e.g. a User's `id`) that are the group's members: users are added and removed to match, in
    * place. Default: not managed (the members are left as they are). Manage a membership either here or in the

@@ -1,8 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider } from "../provider/dynamic";
+import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("User");
 
+/** The arguments of a {@link User}. */
 export interface UserArgs {
   /**
    * Email address, unique among the users that are not deleted (stored lower-case). Changed in place. It is also how
@@ -34,7 +36,7 @@ export interface UserArgs {
    * Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's
    * `members`, not both.
    */
-  teamIds?: pulumi.Input<pulumi.Input<number | string>[]>;
+  teamIds?: pulumi.Input<pulumi.Input<ResourceGroupRef>[]>;
   /**
    * Entity (UUID) to register the user in, a child of the configured entity; `action: "register"` only. Default: the
    * configured entity. Changing it replaces the user.

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider } from "../provider/dynamic";
+import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("VirtualMachine");
 
@@ -23,6 +24,7 @@ export interface VirtualMachineNetworkInterface {
   privateIp: string;
 }
 
+/** The arguments of a {@link VirtualMachine}. */
 export interface VirtualMachineArgs {
   /** Name of the VM. Names need not be unique. Changed in place. */
   name: pulumi.Input<string>;
@@ -39,10 +41,10 @@ export interface VirtualMachineArgs {
    */
   configurationId: pulumi.Input<number>;
   /**
-   * Resource group (integer team id). Left out or `null`: the VM belongs to no group (a group set outside the program
-   * is removed by the next `pulumi up`). Changed in place.
+   * Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Left out or `null`: the
+   * VM belongs to no group (a group set outside the program is removed by the next `pulumi up`). Changed in place.
    */
-  teamId?: pulumi.Input<number | null>;
+  teamId?: pulumi.Input<ResourceGroupRef | null>;
   /**
    * `running` or `stopped`. Default `running`: a VM stopped behind the stack's back is started again by the next
    * `pulumi up`. Changed in place (start/stop).

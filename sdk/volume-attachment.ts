@@ -3,6 +3,7 @@ import { dynamicProvider } from "../provider/dynamic";
 
 const provider = dynamicProvider("VolumeAttachment");
 
+/** The arguments of a {@link VolumeAttachment}. */
 export interface VolumeAttachmentArgs {
   /** The volume (UUID), e.g. `volume.id`. Changing it replaces the attachment (the new volume is attached first). */
   volumeId: pulumi.Input<string>;

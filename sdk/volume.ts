@@ -1,8 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider } from "../provider/dynamic";
+import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("Volume");
 
+/** The arguments of a {@link Volume}. */
 export interface VolumeArgs {
   /** Name, unique within the entity. Changing it replaces the volume (the new one is created first). */
   name: pulumi.Input<string>;
@@ -17,10 +19,11 @@ export interface VolumeArgs {
    */
   sizeGb: pulumi.Input<number>;
   /**
-   * Resource group (the integer teamId). Default: none. The API has no volume update route, so this is set at creation
-   * only: changing it replaces the volume. Removing it from the program leaves the volume as it is.
+   * Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Default: none. The API
+   * has no volume update route, so this is set at creation only: changing it replaces the volume. Removing it from
+   * the program leaves the volume as it is.
    */
-  teamId?: pulumi.Input<number>;
+  teamId?: pulumi.Input<ResourceGroupRef>;
   /**
    * When a volume of this name already exists, take it over instead of failing (its data center, type and resource
    * group must match; a smaller size is grown, a larger one is an error). The way to bring existing volumes under

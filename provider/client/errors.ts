@@ -1,6 +1,37 @@
 import { inspect } from "node:util";
-import type { Job } from "../api";
+import type * as api from "../api";
 import { patternRedactor, type Redactor } from "./redact";
+
+/**
+ * A job record as the API reports it (`POST /resource/jobs`). Written out, equal to the contract's `Job`, so that
+ * the declarations of these errors (re-exported by the package's main entry) do not reach zod's types.
+ */
+export interface JobRecord {
+  /** Job id (UUID). */
+  id: string;
+  /** `pending`, `in_progress`, `completed` or `failed`. */
+  status: "pending" | "in_progress" | "completed" | "failed";
+  /** Progress in percent, 0 to 100. */
+  progress: number;
+  /** Kind of resource: `vm`, `volume`, `network`, `gpu`. */
+  resourceType: string;
+  /** The resource the job acts on, when known. */
+  resourceId: string | null;
+  /** Why the job failed, when it did. */
+  error: string | null;
+  /** Creation time (ISO 8601). */
+  createdAt: string;
+  /** Last change (ISO 8601). */
+  updatedAt: string;
+  /** End time (ISO 8601), or null while running. */
+  completedAt: string | null;
+  /** The operation, e.g. `create`, when the API says. */
+  operation?: string;
+}
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const jobRecordMatchesContract: Same<JobRecord, api.Job> = true;
+void jobRecordMatchesContract;
+type Job = JobRecord;
 
 /** Everything known about a failed API call. Secrets in any field are redacted when the error is built. */
 export interface ApiErrorInit {

@@ -21,6 +21,7 @@ export {
   JobTimeoutError,
   RequestValidationError,
   type ApiErrorInit,
+  type JobRecord,
   type RequestIssue,
 } from "./errors";
 export {

@@ -21,6 +21,7 @@ import {
   pollUntil,
   sleep,
 } from "./framework";
+import { teamIdInput } from "./resource-group";
 
 const positiveInt = (what: string) =>
   z
@@ -33,10 +34,8 @@ export const GpuVirtualMachineInputs = z.strictObject({
   datacenterId: uuidInput("a data center"),
   seriesId: positiveInt("a GPU series (see getGpuInventory)"),
   gpuCount: z.literal([1, 2, 4, 8], { error: "must be 1, 2, 4 or 8" }),
-  // A ResourceGroup's id is the team id as a string: accepted as is.
-  teamId: z
-    .preprocess((v) => (typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v), positiveInt("a resource group"))
-    .optional(),
+  // A ResourceGroup's `id` (the team id as text) or `teamId`.
+  teamId: teamIdInput.optional(),
   powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).optional(),
   imageName: z.string().trim().min(1, "must not be empty").optional(),
   imageId: positiveInt("an image").optional(),

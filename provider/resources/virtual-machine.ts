@@ -23,6 +23,7 @@ import {
   pollUntil,
   sleep,
 } from "./framework";
+import { teamIdInput } from "./resource-group";
 
 const catalogId = (what: string) =>
   z
@@ -40,12 +41,8 @@ export const VirtualMachineInputs = z.strictObject({
   datacenterId: uuidInput("a data center"),
   imageId: catalogId("an image"),
   configurationId: catalogId("a configuration"),
-  teamId: z
-    .number({ error: "must be the integer id of a resource group, or null for none" })
-    .int({ error: "must be the integer id of a resource group" })
-    .positive({ error: "must be the positive integer id of a resource group" })
-    .nullable()
-    .optional(),
+  // A ResourceGroup's `id` (the team id as text) or `teamId`, or null for none.
+  teamId: teamIdInput.nullable().optional(),
   powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).default("running"),
   allocatePublicIp: z.boolean({ error: "must be true or false" }).optional(),
   networkInterfaces: z

@@ -20,6 +20,7 @@ import {
   sleep,
   createUnique,
 } from "./framework";
+import { teamIdInput } from "./resource-group";
 
 const positiveInt = (what: string) =>
   z
@@ -32,7 +33,8 @@ export const VolumeInputs = z.strictObject({
   datacenterId: uuidInput("a data center"),
   volumeTypeId: positiveInt("the integer id of a volume type (see getVolumeSizes)"),
   sizeGb: positiveInt("a whole number of GB offered by the volume type (see getVolumeSizes)"),
-  teamId: positiveInt("the integer id of a resource group").optional(),
+  // A ResourceGroup's `id` (the team id as text) or `teamId`.
+  teamId: teamIdInput.optional(),
   adopt: z.boolean().optional(),
 });
 export type VolumeInputs = z.output<typeof VolumeInputs>;

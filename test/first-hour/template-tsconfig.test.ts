@@ -1,0 +1,128 @@
+/**
+ * Issue 8, item 1: a standard Pulumi TypeScript project (the tsconfig.json of Pulumi's own `typescript` template: no
+ * `skipLibCheck`, no `esModuleInterop`) failed `tsc` with 63 errors in zod's declarations, because the main entry's
+ * declarations reached the zod contract. This packs the package, installs the tarball into a fresh project with
+ * exactly that tsconfig, and type-checks a program.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const root = path.resolve(__dirname, "../..");
+
+/** Pulumi's `typescript` template, tsconfig.json, verbatim. */
+const templateTsconfig = {
+  compilerOptions: {
+    strict: true,
+    outDir: "bin",
+    target: "es2020",
+    module: "commonjs",
+    moduleResolution: "node",
+    sourceMap: true,
+    experimentalDecorators: true,
+    pretty: true,
+    noFallthroughCasesInSwitch: true,
+    noImplicitReturns: true,
+    forceConsistentCasingInFileNames: true,
+  },
+  files: ["index.ts"],
+};
+
+/** The README's program, plus what a first program also does: a VM in a resource group, an error class. */
+const program = `import * as cloudinfra from "@cloudinfra/pulumi";
+
+const fra1 = "6f1c2a3b-4d5e-4f60-8a71-b2c3d4e5f601";
+
+const group = new cloudinfra.ResourceGroup("team", { name: "team" });
+
+const net = new cloudinfra.Network("app", {
+  name: "app",
+  datacenterId: fra1,
+  networkType: "standard",
+});
+
+const vm = new cloudinfra.VirtualMachine("web", {
+  name: "web-1",
+  datacenterId: fra1,
+  imageId: 1,
+  configurationId: 1,
+  teamId: group.id,
+  networkInterfaces: [{ networkId: net.id }],
+});
+
+const data = new cloudinfra.Volume("data", {
+  name: "data",
+  datacenterId: fra1,
+  volumeTypeId: 1,
+  sizeGb: 100,
+  teamId: group.teamId,
+});
+
+export const isApiError = (e: unknown) => e instanceof cloudinfra.ApiError;
+export const gateway = net.gateway;
+export const privateIp = vm.privateIp;
+export const volume = data.id;
+`;
+
+function version(pkg: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(root, "node_modules", pkg, "package.json"), "utf8")) as {
+    version: string;
+  }).version;
+}
+
+let dir: string;
+let tarball: string;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-template-"));
+  const packed = execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, encoding: "utf8" });
+  tarball = path.join(dir, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+  const project = path.join(dir, "project");
+  fs.mkdirSync(project);
+  fs.writeFileSync(
+    path.join(project, "package.json"),
+    JSON.stringify({ name: "first-hour", main: "index.ts", devDependencies: {}, dependencies: {} }, null, 2),
+  );
+  fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify(templateTsconfig, null, 4));
+  fs.writeFileSync(path.join(project, "index.ts"), program);
+  // The versions this repository already has, so npm finds them in its cache (no network when it is warm).
+  execFileSync(
+    "npm",
+    [
+      "install",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      tarball,
+      `@pulumi/pulumi@${version("@pulumi/pulumi")}`,
+      `@types/node@${version("@types/node")}`,
+    ],
+    { cwd: project, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] },
+  );
+}, 300_000);
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe("a Pulumi project with the template's tsconfig", () => {
+  it("zod's declarations failed tsc (TS1259) without skipLibCheck/esModuleInterop: the packed tarball now type-checks", () => {
+    const project = path.join(dir, "project");
+    const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
+    let output = "";
+    try {
+      output = execFileSync(process.execPath, [tsc, "--noEmit", "--pretty", "false", "--listFiles"], {
+        cwd: project,
+        encoding: "utf8",
+      });
+    } catch (error) {
+      output = String((error as { stdout?: string }).stdout ?? error);
+    }
+    expect(output.split("\n").filter((l) => l.includes("error TS"))).toEqual([]);
+    // The program's declarations were really loaded from the installed tarball, and none of zod's.
+    const files = output.split("\n").filter((l) => l.includes("node_modules/"));
+    expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi/dist/sdk/index.d.ts"))).toBe(true);
+    expect(files.filter((f) => f.includes("node_modules/zod/"))).toEqual([]);
+  });
+});
