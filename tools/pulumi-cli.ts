@@ -1,10 +1,12 @@
 /**
  * Running this repository's example projects with the real `pulumi` CLI (through the Automation API), without
- * installing anything: shared by `npm run demo` and the CLI end-to-end suite (test/e2e).
+ * installing anything: shared by `npm run demo` and the CLI end-to-end suites (test/e2e). The CLI is the one
+ * `npm run cli` builds (put its directory on PATH: `PATH="$(npm run --silent cli | tail -1):$PATH"`).
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { LocalWorkspace, type PulumiFn, type Stack } from "@pulumi/pulumi/automation";
 
 /** The repository root (the directory holding this package's package.json and node_modules). */
 export function repositoryRoot(from: string = __dirname): string {
@@ -48,8 +50,9 @@ export function prepareProject(source: string, parent: string, root: string = re
 }
 
 /**
- * Environment for the CLI: a local file backend in `backendDir`, the passphrase secrets provider, no update check,
- * and the project's node_modules on NODE_PATH (the dynamic-provider host loads the provider code recorded in the
+ * Environment for the CLI, offline: a local file backend in `backendDir`, the passphrase secrets provider, a
+ * `PULUMI_HOME` of its own beside the backend, no update check, no plugin downloads (the plugins are the launchers
+ * next to the CLI), and the project's node_modules on NODE_PATH (the dynamic-provider host loads the provider code recorded in the
  * state from a string, which resolves packages from the host's working directory only). TypeScript programs are
  * transpiled without type checking: they are type-checked by this repository's build, and the ts-node Pulumi falls
  * back to is older than the TypeScript installed here.
@@ -64,7 +67,59 @@ export function cliEnvironment(
     NODE_PATH: path.join(projectDir, "node_modules"),
     PULUMI_BACKEND_URL: `file://${backendDir}`,
     PULUMI_CONFIG_PASSPHRASE: passphrase,
+    PULUMI_HOME: `${backendDir}-home`,
     PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
     PULUMI_NODEJS_TRANSPILE_ONLY: "true",
   };
+}
+
+/** The project name in a project directory's Pulumi.yaml (`name: ...`). */
+export function projectName(projectDir: string): string {
+  const yaml = fs.readFileSync(path.join(projectDir, "Pulumi.yaml"), "utf8");
+  const name = /^name:\s*(\S+)\s*$/m.exec(yaml)?.[1];
+  if (name === undefined) throw new Error(`${projectDir}/Pulumi.yaml names no project`);
+  return name;
+}
+
+/** Stack config as the harness and the demo write it: a string, or `{ secret }` for a secret value. */
+export type PlainConfig = Record<string, string | { secret: string }>;
+
+/**
+ * A stack of the real CLI running `program` as an Automation API inline program, in the project directory
+ * `projectDir` (prepared by {@link prepareProject}; its Pulumi.yaml names the project), with a local file backend in
+ * `backendDir`, passphrase secrets and the given config.
+ *
+ * Inline, because the Node.js language host (`pulumi-language-nodejs`) cannot be built here: its Go module is not
+ * served by the module proxy. The CLI then runs the program through the Automation API's own language server, in
+ * this process, and starts every plugin (the dynamic-provider host, policy packs) as it does for any program.
+ */
+export async function inlineStack(options: {
+  projectDir: string;
+  backendDir: string;
+  stackName: string;
+  program: PulumiFn;
+  config?: PlainConfig;
+  env?: Record<string, string>;
+}): Promise<Stack> {
+  const { projectDir, backendDir, stackName, program } = options;
+  const stack = await LocalWorkspace.createOrSelectStack(
+    { stackName, projectName: projectName(projectDir), program },
+    {
+      workDir: projectDir,
+      envVars: { ...cliEnvironment(backendDir, projectDir), ...options.env },
+      secretsProvider: "passphrase",
+    },
+  );
+  if (options.config !== undefined) {
+    await stack.setAllConfig(
+      Object.fromEntries(
+        Object.entries(options.config).map(([key, value]) => [
+          key,
+          typeof value === "string" ? { value } : { value: value.secret, secret: true },
+        ]),
+      ),
+    );
+  }
+  return stack;
 }

@@ -1,0 +1,114 @@
+/**
+ * The real `pulumi` CLI for the end-to-end suites: which CLI is on PATH, a fresh stack of it on an emulator, and
+ * readings of its state. With `CLOUDINFRA_REQUIRE_CLI=1` (set by .ci/run) a missing CLI fails the suites instead of
+ * skipping them.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import { afterAll, describe } from "vitest";
+import type { EmulatorOptions } from "../../emulator/context";
+import { inlineStack, prepareProject, pulumiCliVersion, type PlainConfig } from "../../tools/pulumi-cli";
+import { stackOnEmulator, type Stack as EmulatorStack } from "../resources/helpers";
+
+const root = path.resolve(__dirname, "../..");
+
+/** The version of the `pulumi` on PATH, if any. */
+export const cliVersion = pulumiCliVersion();
+
+const skipReason =
+  "no `pulumi` CLI on PATH: build it with `npm run cli` and put the directory it prints on PATH " +
+  '(`PATH="$(npm run --silent cli | tail -1):$PATH"`); .ci/run does';
+
+if (cliVersion === undefined) {
+  if (process.env.CLOUDINFRA_REQUIRE_CLI === "1") {
+    throw new Error(`CLOUDINFRA_REQUIRE_CLI=1 but ${skipReason}`);
+  }
+  console.log(`CLI end-to-end suites skipped: ${skipReason}`);
+}
+
+/** A describe block that runs through the real CLI, named with its version; skipped (and saying why) without it. */
+export function describeCli(name: string, body: () => void): void {
+  describe.skipIf(cliVersion === undefined)(
+    cliVersion === undefined ? `${name} — skipped: ${skipReason}` : `${name} (pulumi ${cliVersion})`,
+    body,
+  );
+}
+
+/** A resource of an exported deployment (the parts read here). */
+export interface StateResource {
+  urn: string;
+  type: string;
+  id?: string;
+  custom?: boolean;
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  initErrors?: string[];
+  pendingReplacement?: boolean;
+}
+
+export const DYNAMIC_TYPE = "pulumi-nodejs:dynamic/cloudinfra:";
+
+/** The cloudinfra resources of a stack, as the CLI's state holds them. */
+export async function stateResources(stack: Stack): Promise<StateResource[]> {
+  const deployment = (await stack.exportStack()).deployment as { resources?: StateResource[] };
+  return (deployment.resources ?? []).filter((r) => r.type.startsWith(DYNAMIC_TYPE));
+}
+
+/** The resource of a stack with the given name (the last part of its URN). */
+export async function stateResource(stack: Stack, name: string): Promise<StateResource | undefined> {
+  return (await stateResources(stack)).find((r) => r.urn.endsWith(`::${name}`));
+}
+
+export interface CliWorld extends EmulatorStack {
+  /** A scratch directory for this test file, removed after it. */
+  work: string;
+  /** Stack config with the emulator's base URL and the admin's API key (a secret). */
+  config: PlainConfig;
+  /**
+   * A new stack of the real CLI running `program` inline, in a copy of the project directory `project` (an example's
+   * name, or a directory), with `config` (default {@link CliWorld.config}).
+   */
+  stack(project: string, program: PulumiFn, config?: PlainConfig, stackName?: string): Promise<Stack>;
+}
+
+/** An emulator for one test file (fast jobs, no rate limit unless asked) and real-CLI stacks on it. */
+export async function cliWorld(options: EmulatorOptions = {}): Promise<CliWorld> {
+  const world = await stackOnEmulator(options);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-cli-"));
+  const stacks: Stack[] = [];
+  afterAll(async () => {
+    for (const stack of stacks) await stack.workspace.removeStack(stack.name, { force: true }).catch(() => undefined);
+    fs.rmSync(work, { recursive: true, force: true });
+  });
+  const config: PlainConfig = {
+    "cloudinfra:baseUrl": world.emulator.baseUrl,
+    "cloudinfra:apiKey": { secret: world.emulator.bootstrap.users.admin.apiKey },
+    "cloudinfra:pollIntervalMs": "20",
+  };
+  let count = 0;
+  return Object.assign(world, {
+    work,
+    config,
+    async stack(project: string, program: PulumiFn, stackConfig: PlainConfig = config, stackName?: string) {
+      const source = path.isAbsolute(project) ? project : path.join(root, "examples", project);
+      const parent = fs.mkdtempSync(path.join(work, `${++count}-`));
+      const projectDir = prepareProject(source, parent, root);
+      const stack = await inlineStack({
+        projectDir,
+        backendDir: path.join(work, "backend"),
+        stackName: stackName ?? `s${count}`,
+        program,
+        config: stackConfig,
+      });
+      stacks.push(stack);
+      return stack;
+    },
+  });
+}
+
+/** A copy of a policy pack project (default examples/policy-pack) with its node_modules, for `policyPacks`. */
+export function policyPack(world: CliWorld, source = path.join(root, "examples", "policy-pack")): string {
+  return prepareProject(source, fs.mkdtempSync(path.join(world.work, "pack-")), root);
+}
