@@ -1,0 +1,105 @@
+/**
+ * The policy pack of examples/policy-pack through the real CLI (`pulumi up --policy-pack`): a clean stack passes, a
+ * mandatory violation blocks the up before anything is created, and a remediation's change is what the API receives.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { CommandError, type EngineEvent } from "@pulumi/pulumi/automation";
+import { expect, it } from "vitest";
+import { quickstart } from "../../examples/quickstart/program";
+import * as cloudinfra from "../../sdk";
+import { inventory } from "../examples/helpers";
+import { cliWorld, describeCli, policyPack, stateResources } from "./helpers";
+
+const world = await cliWorld();
+const [fra] = world.datacenters;
+const pack = policyPack(world);
+const DAY = 24 * 60 * 60 * 1000;
+
+/**
+ * The policy events of a run, as `level policy-name`; a remediation as `remediated policy-name` (the CLI's
+ * `policyRemediationEvent`, which the Automation API's types do not name yet but pass on).
+ */
+function policyRecorder(): { onEvent: (event: EngineEvent) => void; events: string[] } {
+  const events: string[] = [];
+  return {
+    events,
+    onEvent(event) {
+      const found = event.policyEvent;
+      if (found !== undefined) events.push(`${found.enforcementLevel} ${found.policyName}`);
+      const remediated = (event as { policyRemediationEvent?: { policyName: string } }).policyRemediationEvent;
+      if (remediated !== undefined) events.push(`remediated ${remediated.policyName}`);
+    },
+  };
+}
+
+describeCli("the policy pack through the real CLI", () => {
+  it("passes a clean stack (quickstart): everything is created", async () => {
+    const stack = await world.stack("quickstart", async () => quickstart(), { ...world.config, name: "pp-clean" });
+    const recorder = policyRecorder();
+    const result = await stack.up({ color: "never", policyPacks: [pack], onEvent: recorder.onEvent });
+    expect(result.summary.result).toBe("succeeded");
+    expect(recorder.events.filter((e) => e.startsWith("mandatory"))).toEqual([]);
+    expect((await world.api.getVm({ params: { id: result.outputs.vmId.value as string } })).status).toBe("Running");
+    await stack.destroy({ color: "never" });
+  });
+
+  // `pulumi up` previews before it changes anything, and the pack runs in that preview. The Automation API's `up`
+  // always passes --skip-preview, so the preview is run here as its own step, as `pulumi up --yes` runs it.
+  it("blocks a mandatory violation (a VM above the size limit) in up's preview: nothing is created", async () => {
+    const before = await inventory(world);
+    const since = world.now();
+    const stack = await world.stack("quickstart", async () => {
+      const network = new cloudinfra.Network("net", {
+        name: "pp-big-net",
+        datacenterId: fra.id,
+        networkType: "standard",
+      });
+      const vm = new cloudinfra.VirtualMachine("vm", {
+        name: "pp-big-vm",
+        datacenterId: fra.id,
+        imageId: 1,
+        configurationId: 4, // xl: 16 vCPU, above the pack's 8
+        networkInterfaces: [{ networkId: network.id, primary: true }],
+      });
+      return { vmId: vm.id };
+    });
+    const recorder = policyRecorder();
+    const blocked = await stack
+      .preview({ color: "never", policyPacks: [pack], onEvent: recorder.onEvent })
+      .catch((e: unknown) => e);
+    expect(blocked).toBeInstanceOf(CommandError);
+    expect(String(blocked)).toContain("max-vm-size");
+    expect(recorder.events).toContain("mandatory max-vm-size");
+    expect(await stateResources(stack)).toEqual([]);
+    expect(await inventory(world)).toEqual(before);
+    const writes = (await world.requests(since)).filter((r) => r.method === "POST" && !r.path.endsWith("/jobs"));
+    expect(writes).toEqual([]);
+  });
+
+  it("applies a remediation: an API key asking for 365 days is created with the pack's 90", async () => {
+    const admin = world.emulator.bootstrap.users.admin;
+    const stack = await world.stack(
+      "team-onboarding",
+      async () => {
+        const key = new cloudinfra.ApiKey("ci", { name: "pp-remediated", expiresInDays: 365 });
+        return { keyId: key.id, expiresInDays: key.expiresInDays, key: pulumi.secret(key.key) };
+      },
+      {
+        "cloudinfra:baseUrl": world.emulator.baseUrl,
+        "cloudinfra:email": admin.email,
+        "cloudinfra:password": { secret: admin.password },
+        "cloudinfra:totpSecret": { secret: admin.totpSecret },
+      },
+    );
+    const recorder = policyRecorder();
+    const result = await stack.up({ color: "never", policyPacks: [pack], onEvent: recorder.onEvent });
+    expect(recorder.events).toContain("remediated max-api-key-lifetime");
+    expect(result.outputs.expiresInDays.value).toBe(90);
+    const key = (await world.api.listApiKeys({ query: { search: "pp-remediated" } })).data[0];
+    expect(key.id).toBe(result.outputs.keyId.value);
+    const days = (Date.parse(key.expiresAt!) - world.now()) / DAY;
+    expect(days).toBeGreaterThan(89);
+    expect(days).toBeLessThanOrEqual(90);
+    await stack.destroy({ color: "never" });
+  });
+});
