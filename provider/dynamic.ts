@@ -2,7 +2,7 @@
    state and run later in Pulumi's dynamic-provider host: they must require the implementation by package name at
    call time instead of capturing it. */
 import type * as pulumi from "@pulumi/pulumi";
-import { configure, ResourceInitError, type Props } from "./resources/framework";
+import { checkResource, configure, ResourceInitError, type Props } from "./resources/framework";
 import { kinds, type KindName } from "./resources";
 
 const PROVIDER_KEY = "__provider";
@@ -24,10 +24,13 @@ function wire<T>(value: T): T {
  */
 export const dynamicHandlers = {
   configure(req: pulumi.dynamic.ConfigureRequest): void {
-    configure((key) => req.config.get(key));
+    // The host's Config keeps every stack key in `rawConfig` (not in its type): listing them finds mistyped keys.
+    const raw = (req.config as unknown as { rawConfig?: Record<string, unknown> }).rawConfig;
+    configure((key) => req.config.get(key), raw ? Object.keys(raw) : undefined);
   },
+  /** Settings problems fail the check (nothing sent); valid inputs then have the credentials checked once. */
   async check(kind: KindName, olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-    return wire(await kinds[kind].check(withoutProvider(olds), withoutProvider(news)));
+    return wire(await checkResource(kinds[kind], withoutProvider(olds), withoutProvider(news)));
   },
   async diff(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
     return kinds[kind].diff(id, withoutProvider(olds), withoutProvider(news));

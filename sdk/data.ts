@@ -78,7 +78,7 @@ void contractMatches;
  */
 function programClient(): CloudClient {
   const config = new pulumi.Config("cloudinfra");
-  configure((key) => config.get(key.replace(/^cloudinfra:/, "")));
+  configure((key) => config.get(key.replace(/^cloudinfra:/, "")), Object.keys(pulumi.runtime.allConfig()));
   return client();
 }
 

@@ -17,6 +17,7 @@ import { Authenticator, setCookies, type ClientAuth } from "./auth";
 import { ApiError } from "./errors";
 import { JobWaiter, type JobWaiterOptions } from "./job-waiter";
 import { Pacer, type PacingOptions } from "./pacing";
+import type { ProgressLog } from "./progress";
 import { Redactor } from "./redact";
 import {
   isMutating,
@@ -24,6 +25,7 @@ import {
   type ExchangeInfo,
   type PreparedRequest,
   type RetryOptions,
+  type SettingLabels,
   type TimeoutOptions,
 } from "./transport";
 
@@ -45,6 +47,10 @@ export interface CloudClientOptions {
   userAgent?: string;
   /** Observes every HTTP exchange (every attempt), e.g. for metrics or tests. */
   onExchange?: (info: ExchangeInfo) => void;
+  /** Where retries (with their reasons) and rate-limit pauses are reported. Default: nowhere. */
+  log?: ProgressLog;
+  /** How the settings behind this client are named in error messages (e.g. `cloudinfra:baseUrl (stack config)`). */
+  labels?: SettingLabels;
 }
 
 /** Options of one call. */
@@ -129,6 +135,8 @@ class CloudClientBase {
       redactor: this.redactor,
       userAgent: options.userAgent,
       onExchange: options.onExchange,
+      log: options.log,
+      labels: options.labels,
     });
     this.auth = new Authenticator(options.auth, this.redactor, async (route, body, cookie, accept) => {
       const request = this.transport.prepare(route, { body });
@@ -246,6 +254,7 @@ class CloudClientBase {
           message: `${request.route}: the response does not match the contract: ${message}`,
           method: request.method,
           path: request.path,
+          url: this.transport.urlOf(request),
           route: request.route,
           // The request itself succeeded: for a create, the resource exists.
           mayHaveSucceeded: isMutating(request.route),

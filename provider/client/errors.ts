@@ -44,6 +44,10 @@ export interface ApiErrorInit {
   method: string;
   /** Request path relative to the base URL, with its query string. */
   path: string;
+  /** The full URL requested (base URL + path), when known: the message names it. */
+  url?: string;
+  /** What to do about it, appended to the message: where the failing setting came from, how to fix it. */
+  hint?: string;
   /** Contract route name, e.g. `createVolume`. */
   route?: string;
   /** The error envelope's `data`, when it had one. */
@@ -81,10 +85,11 @@ export class ApiError extends Error {
   constructor(init: ApiErrorInit, redactor: Redactor = patternRedactor) {
     const apiMessage = redactor.text(init.message);
     const path = redactor.text(init.path);
-    const where = `${init.method} ${path}`;
+    const where = `${init.method} ${init.url === undefined ? path : redactor.text(init.url)}`;
     const status = init.status === 0 ? "no response" : `HTTP ${init.status}`;
     const ambiguous = init.mayHaveSucceeded ? "; it may have taken effect on the server" : "";
-    super(`${apiMessage} (${init.code}, ${status}, ${where}${ambiguous})`, {
+    const hint = init.hint ? `. ${redactor.text(init.hint)}` : "";
+    super(`${apiMessage} (${init.code}, ${status}, ${where}${ambiguous})${hint}`, {
       cause: init.cause === undefined ? undefined : redactor.error(init.cause),
     });
     this.status = init.status;
@@ -98,6 +103,17 @@ export class ApiError extends Error {
     this.retryAfterMs = init.retryAfterMs;
     this.attempts = init.attempts ?? 1;
     Object.defineProperty(this, "redactor", { value: redactor, enumerable: false });
+    Object.defineProperty(this, "init", { value: init, enumerable: false });
+  }
+
+  /** The same error with more advice appended to its message (e.g. how long retries took, which setting to fix). */
+  withHint(hint: string, changes: Partial<ApiErrorInit> = {}): ApiError {
+    const init = (this as unknown as { init: ApiErrorInit }).init;
+    const redactor = (this as unknown as { redactor: Redactor }).redactor;
+    const joined = init.hint ? `${init.hint}. ${hint}` : hint;
+    const copy = new ApiError({ ...init, ...changes, hint: joined, attempts: this.attempts }, redactor);
+    copy.stack = `${copy.name}: ${copy.message}\n${(this.stack ?? "").split("\n").slice(1).join("\n")}`;
+    return copy;
   }
 
   toJSON(): Record<string, unknown> {

@@ -42,10 +42,18 @@ export {
 } from "./pacing";
 export { Redactor } from "./redact";
 export {
+  duration,
+  silentProgressLog,
+  stderrProgressLog,
+  type ProgressContext,
+  type ProgressLog,
+} from "./progress";
+export {
   isIdempotent,
   isMutating,
   retryAfterMs,
   type ExchangeInfo,
   type RetryOptions,
+  type SettingLabels,
   type TimeoutOptions,
 } from "./transport";

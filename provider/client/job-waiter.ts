@@ -168,6 +168,11 @@ export class JobWaiter {
     });
   }
 
+  /** The job as the last poll saw it, while it is awaited (for progress reports); undefined before the first poll. */
+  lastSeen(jobId: string): Job | undefined {
+    return this.entries.get(jobId)?.last;
+  }
+
   /** Waits for every job; rejects with the first failure (the other waits are then abandoned). */
   async waitAll(jobIds: readonly string[], options: WaitOptions = {}): Promise<Job[]> {
     const controller = new AbortController();

@@ -6,6 +6,7 @@ import { routes, type RouteName, type RouteSpec } from "../api";
 import type { Authenticator } from "./auth";
 import { ApiError, ClientClosedError, RequestValidationError, type RequestIssue } from "./errors";
 import { resetHeaderMs, type Pacer } from "./pacing";
+import { duration, silentProgressLog, type ProgressLog } from "./progress";
 import type { Redactor } from "./redact";
 
 export interface TimeoutOptions {
@@ -45,8 +46,27 @@ export interface ExchangeInfo {
   code?: string;
 }
 
+/**
+ * How the settings behind the client are named in error messages, so that an error points at the setting to fix
+ * (`cloudinfra:baseUrl (stack config)` rather than `baseUrl`). Each defaults to the client option's own name.
+ */
+export interface SettingLabels {
+  /** Where the base URL came from. Default: `the client's baseUrl option`. */
+  baseUrl?: string;
+  /** The per-attempt timeout. Default: `timeouts.headersMs`. */
+  requestTimeout?: string;
+  /** The number of retries. Default: `retry.retries`. */
+  retries?: string;
+  /** Appended to a 401 (given the API's error code): where the credentials came from and what to do. */
+  authHint?: string | ((code: string) => string | undefined);
+}
+
 export interface TransportOptions {
   baseUrl: string;
+  /** How the settings are named in errors. */
+  labels?: SettingLabels;
+  /** Where retries and rate-limit pauses are reported. Default: nowhere. */
+  log?: ProgressLog;
   dispatcher?: Dispatcher;
   timeouts?: TimeoutOptions;
   retry?: RetryOptions;
@@ -136,6 +156,42 @@ function networkCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** What a network error code means, for people. */
+function networkReason(code: string | undefined, origin: string, timeoutMs: number): string | undefined {
+  switch (code) {
+    case "UND_ERR_HEADERS_TIMEOUT":
+      return `no answer within ${duration(timeoutMs)}`;
+    case "UND_ERR_BODY_TIMEOUT":
+      return `the answer stalled for more than ${duration(timeoutMs)}`;
+    case "UND_ERR_CONNECT_TIMEOUT":
+      return `could not connect to ${origin} in time`;
+    case "ECONNREFUSED":
+      return `nothing listens at ${origin} (connection refused)`;
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return `the host of ${origin} was not found (DNS)`;
+    case "ECONNRESET":
+    case "UND_ERR_SOCKET":
+      return "the connection was closed before the answer was complete";
+    default:
+      return undefined;
+  }
+}
+
+/** A base URL as text for messages, without any credentials it may embed. */
+function displayUrl(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = "";
+  copy.password = "";
+  return copy.href.replace(/\/+$/, "");
+}
+
+/** The `<title>` of an HTML page, if it has one. */
+function htmlTitle(text: string): string | undefined {
+  const match = /<title[^>]*>([^<]{1,120})<\/title>/i.exec(text);
+  return match ? match[1]!.trim() : undefined;
+}
+
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -187,12 +243,33 @@ export class Transport {
   private readonly basePath: string;
   private readonly timeouts: Required<TimeoutOptions>;
   private readonly retry: Required<RetryOptions>;
+  private readonly labels: Required<Omit<SettingLabels, "authHint">> & Pick<SettingLabels, "authHint">;
+  private readonly log: ProgressLog;
+  /** The base URL for messages (no credentials, no trailing slash). */
+  readonly baseUrl: string;
   private closed = false;
 
   constructor(private readonly options: TransportOptions) {
-    const url = new URL(options.baseUrl);
+    this.labels = {
+      baseUrl: "the client's baseUrl option",
+      requestTimeout: "timeouts.headersMs",
+      retries: "retry.retries",
+      ...options.labels,
+    };
+    this.log = options.log ?? silentProgressLog;
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError("not http(s)");
+    } catch {
+      throw new TypeError(
+        `The API base URL ${JSON.stringify(options.baseUrl)} (${this.labels.baseUrl}) is not an http(s) URL: ` +
+          "give the API's full URL ending in /v1, e.g. https://api.example.com/v1",
+      );
+    }
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, "");
+    this.baseUrl = displayUrl(url);
     this.timeouts = {
       connectMs: 10_000,
       headersMs: 60_000,
@@ -255,6 +332,7 @@ export class Transport {
    */
   async send(request: PreparedRequest, options: SendOptions): Promise<RawResponse> {
     const idempotent = isIdempotent(request.route);
+    const started = Date.now();
     let rateLimited = 0;
     return pRetry(
       async (attempt) => {
@@ -280,7 +358,12 @@ export class Transport {
           }
           const error = this.errorFromResponse(request, response, attempt);
           if (response.status === 429) {
-            this.options.pacer.budgetFor(request.route).pause(error.retryAfterMs ?? 1000);
+            const pauseMs = error.retryAfterMs ?? 1000;
+            this.options.pacer.budgetFor(request.route).pause(pauseMs);
+            this.log.info(
+              `rate limited by the API on ${request.method} ${request.path.split("?")[0]}: pausing ` +
+                `${duration(pauseMs)} before trying again`,
+            );
           }
           throw error;
         }
@@ -294,13 +377,53 @@ export class Transport {
         signal: options.signal,
         shouldConsumeRetry: ({ error }) =>
           !(error instanceof ApiError && error.status === 429 && ++rateLimited <= this.retry.maxRateLimitRetries),
-        shouldRetry: ({ error }) => {
+        shouldRetry: ({ error, retriesLeft }) => {
           if (this.closed || !(error instanceof ApiError)) return false;
           const kind = retryKinds.get(error) ?? "never";
-          return kind === "always" || (kind === "ifIdempotent" && idempotent);
+          const retry = kind === "always" || (kind === "ifIdempotent" && idempotent);
+          if (retry && error.status !== 429) {
+            const attempt = error.attempts;
+            this.log.warn(
+              `${request.method} ${this.urlOf(request)}: ${error.apiMessage} (${error.code}); retrying ` +
+                `(attempt ${attempt + 1} of at most ${attempt + retriesLeft})`,
+            );
+          }
+          return retry;
         },
       },
-    );
+    ).catch((error: unknown) => {
+      if (!(error instanceof ApiError) || error instanceof RequestValidationError) throw error;
+      throw this.explain(error, Date.now() - started);
+    });
+  }
+
+  /** The full URL of a request, for messages. */
+  urlOf(request: PreparedRequest): string {
+    return `${this.baseUrl}${request.path}`;
+  }
+
+  /**
+   * Adds to a final error what the user needs to act: for failures without an answer (or with a server error) how
+   * many attempts were made in how long and which settings bound them; for a refused credential where it came from.
+   */
+  private explain(error: ApiError, elapsedMs: number): ApiError {
+    if (error.status === 0 && error.code === "NETWORK_ERROR") {
+      const attempts = error.attempts === 1 ? "1 attempt" : `${error.attempts} attempts`;
+      return error.withHint(
+        `Gave up after ${attempts} in ${duration(elapsedMs)} (at most ${duration(this.timeouts.headersMs)} each: ` +
+          `${this.labels.requestTimeout}; ${this.retry.retries} retries: ${this.labels.retries}). The base URL ` +
+          `${this.baseUrl} comes from ${this.labels.baseUrl}: check it, and that the API is reachable from here`,
+      );
+    }
+    const authHint = this.labels.authHint;
+    if (error.status === 401 && authHint) {
+      const hint = typeof authHint === "string" ? authHint : authHint(error.code);
+      if (hint) return error.withHint(hint);
+    }
+    if (error.status >= 500 && error.attempts > 1) {
+      return error.withHint(`Gave up after ${error.attempts} attempts in ${duration(elapsedMs)}`);
+    }
+    return error;
   }
 
   /** Closes the dispatcher when the client created it (an injected one belongs to its owner). */
@@ -361,13 +484,16 @@ export class Transport {
       if (this.closed || (code !== undefined && closedCodes.has(code))) throw new ClientClosedError("request");
       // A failure while reading the body still means the server processed the request.
       const reached = status !== 0 || code === undefined || !unreachedCodes.has(code);
+      const reason = networkReason(code, this.origin, this.timeouts.headersMs);
+      const detail = cause instanceof Error ? cause.message : String(cause);
       const error = new ApiError(
         {
           status,
           code: "NETWORK_ERROR",
-          message: `Network failure${code ? ` (${code})` : ""}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          message: `Network failure${code ? ` (${code})` : ""}: ${reason ?? detail}`,
           method: request.method,
           path: request.path,
+          url: this.urlOf(request),
           route: request.route,
           cause,
           mayHaveSucceeded: reached && isMutating(request.route),
@@ -400,15 +526,35 @@ export class Transport {
     const status = response.status;
     const code = typeof envelope.error === "string" ? envelope.error : `HTTP_${status}`;
     const serverError = status >= 500 && status !== 501;
-    const text = response.text.trim().slice(0, 200);
+    const raw = response.text.trim();
+    const contentType = header(response.headers, "content-type")?.split(";")[0]?.trim();
+    const page = /html/i.test(contentType ?? "") || raw.startsWith("<");
+    // An HTML page is not echoed: its title (if any) says enough, and the page may be long.
+    const text = page
+      ? `the server answered with an HTML page${htmlTitle(raw) ? ` ("${htmlTitle(raw)}")` : ""}, not the API's JSON`
+      : raw.slice(0, 200);
+    let message =
+      typeof envelope.message === "string" ? envelope.message : text.length > 0 ? text : `HTTP status ${status}`;
+    // A 404 on a route without an id, a non-JSON 404 or the API's "No route": the URL is wrong, not a resource gone.
+    const routing =
+      status === 404 &&
+      (!/:\w+/.test(request.spec.path) || response.body === undefined || /^no route/i.test(message));
+    let hint: string | undefined;
+    if (routing) {
+      message = `${message}: no API route at this URL`;
+      hint =
+        `The base URL ${this.baseUrl} comes from ${this.labels.baseUrl}; it must be the API's base URL, ending in ` +
+        `the version (e.g. https://api.example.com/v1)${/\/v\d+$/.test(this.basePath) ? "" : ", and this one does not end in /v1"}`;
+    }
     const error = new ApiError(
       {
         status,
         code,
-        message:
-          typeof envelope.message === "string" ? envelope.message : text.length > 0 ? text : `HTTP status ${status}`,
+        message,
+        hint,
         method: request.method,
         path: request.path,
+        url: this.urlOf(request),
         route: request.route,
         data: envelope.data,
         mayHaveSucceeded: serverError && isMutating(request.route),

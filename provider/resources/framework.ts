@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError, CloudClient, JobFailedError, JobTimeoutError, type ClientAuth } from "../client";
 import type { Job } from "../api";
+import { duration, stderrProgressLog, type ProgressLog } from "../client/progress";
 
 /** The engine's placeholder for a value not known yet (during preview). */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -9,7 +10,10 @@ export type Props = Record<string, unknown>;
 
 // ---------------------------------------------------------------- configuration
 
-/** Provider settings: stack config `cloudinfra:<name>`, else the environment variable. */
+/**
+ * Provider settings: stack config `cloudinfra:<name>`, else the environment variable. This section is the one place
+ * where they are read and validated, for every host (the dynamic provider's check, a plugin's CheckConfig/Configure).
+ */
 export const settingSources = {
   baseUrl: "CLOUDINFRA_BASE_URL",
   apiKey: "CLOUDINFRA_API_KEY",
@@ -20,18 +24,38 @@ export const settingSources = {
   entityId: "CLOUDINFRA_ENTITY_ID",
   pollIntervalMs: "CLOUDINFRA_POLL_INTERVAL_MS",
   jobTimeoutMs: "CLOUDINFRA_JOB_TIMEOUT_MS",
+  requestTimeoutMs: "CLOUDINFRA_REQUEST_TIMEOUT_MS",
+  maxRetries: "CLOUDINFRA_MAX_RETRIES",
+  progressIntervalMs: "CLOUDINFRA_PROGRESS_INTERVAL_MS",
+  skipCredentialsValidation: "CLOUDINFRA_SKIP_CREDENTIALS_VALIDATION",
 } as const;
 export type SettingName = keyof typeof settingSources;
 
-let stackConfig: Partial<Record<SettingName, string>> = {};
+/** The numeric settings: default, smallest and largest value allowed. */
+export const numericSettings = {
+  pollIntervalMs: { fallback: 2000, min: 1, max: Number.MAX_SAFE_INTEGER },
+  jobTimeoutMs: { fallback: 30 * 60_000, min: 1000, max: Number.MAX_SAFE_INTEGER },
+  requestTimeoutMs: { fallback: 30_000, min: 100, max: 10 * 60_000 },
+  maxRetries: { fallback: 3, min: 0, max: 10 },
+  progressIntervalMs: { fallback: 5000, min: 100, max: Number.MAX_SAFE_INTEGER },
+} as const satisfies Partial<Record<SettingName, { fallback: number; min: number; max: number }>>;
+type NumericSetting = keyof typeof numericSettings;
 
-/** Keeps the stack's `cloudinfra:*` values (the dynamic host passes them to `configure`). */
-export function configure(get: (key: string) => string | undefined): void {
+let stackConfig: Partial<Record<SettingName, string>> = {};
+let unknownKeys: string[] = [];
+
+/**
+ * Keeps the stack's `cloudinfra:*` values (the dynamic host passes them to `configure`). `keys`, when the host can
+ * list them, are every configuration key of the stack: those under `cloudinfra:` that are not settings are reported
+ * by {@link settingProblems}, with the closest known key.
+ */
+export function configure(get: (key: string) => string | undefined, keys?: Iterable<string>): void {
   stackConfig = {};
   for (const name of Object.keys(settingSources) as SettingName[]) {
     const value = get(`cloudinfra:${name}`);
     if (value !== undefined && value !== "") stackConfig[name] = value;
   }
+  unknownKeys = [...(keys ?? [])].filter((k) => k.startsWith("cloudinfra:") && !(k.slice(11) in settingSources));
 }
 
 export function readSetting(name: SettingName): string | undefined {
@@ -39,28 +63,92 @@ export function readSetting(name: SettingName): string | undefined {
   return value === undefined || value === "" ? undefined : value;
 }
 
+/**
+ * Where a setting's value comes from, for messages: `cloudinfra:apiKey (stack config)`,
+ * `CLOUDINFRA_API_KEY (environment)`, or both names when it is not set.
+ */
+export function settingOrigin(name: SettingName): string {
+  if (stackConfig[name] !== undefined) return `cloudinfra:${name} (stack config)`;
+  const env = process.env[settingSources[name]];
+  if (env !== undefined && env !== "") return `${settingSources[name]} (environment)`;
+  return `cloudinfra:${name} (or ${settingSources[name]})`;
+}
+
+/** How to set a setting, for messages: the `pulumi config set` command, or the variable it came from. */
+function howToSet(name: SettingName, example: string, secret = false): string {
+  const command = `\`pulumi config set${secret ? " --secret" : ""} cloudinfra:${name} ${example}\``;
+  if (stackConfig[name] === undefined && readSetting(name) !== undefined) {
+    return `set ${settingSources[name]}=${example} (or ${command}: stack config wins over the environment)`;
+  }
+  return command;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** The known setting closest to a mistyped one (case ignored), if any is close. */
+export function closestSetting(name: string): SettingName | undefined {
+  let best: { name: SettingName; distance: number } | undefined;
+  for (const known of Object.keys(settingSources) as SettingName[]) {
+    const distance = editDistance(name.toLowerCase(), known.toLowerCase());
+    if (!best || distance < best.distance) best = { name: known, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;
+}
+
 export class ConfigurationError extends Error {
   override name = "ConfigurationError";
 }
 
+/** The settings in force, validated. */
 export interface Settings {
+  /** API base URL, ending in /v1. */
   baseUrl: string;
   auth: ClientAuth;
   entityId?: string;
   pollIntervalMs: number;
   jobTimeoutMs: number;
+  /** How long one HTTP attempt may wait for its answer. */
+  requestTimeoutMs: number;
+  /** Retries of a failed request that may be retried (429 pauses do not count). */
+  maxRetries: number;
+  /** How often a job being waited for reports its progress. */
+  progressIntervalMs: number;
+  /** Do not check the credentials with the API (`GET /auth/check`) before the first change. */
+  skipCredentialsValidation: boolean;
 }
 
-function readNumber(name: SettingName, fallback: number, min: number): number {
+function readNumber(name: NumericSetting, problems: string[]): number {
+  const { fallback, min, max } = numericSettings[name];
   const raw = readSetting(name);
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) {
-    throw new ConfigurationError(
-      `cloudinfra:${name} (${settingSources[name]}) must be an integer of at least ${min}, not "${raw}"`,
-    );
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+    problems.push(`cloudinfra:${name} (${settingSources[name]}) must be an integer ${range}, not "${raw}"`);
+    return fallback;
   }
   return value;
+}
+
+function readBoolean(name: SettingName, problems: string[]): boolean {
+  const raw = readSetting(name);
+  if (raw === undefined) return false;
+  if (/^(true|1|yes)$/i.test(raw)) return true;
+  if (/^(false|0|no)$/i.test(raw)) return false;
+  problems.push(`cloudinfra:${name} (${settingSources[name]}) must be true or false, not "${raw}"`);
+  return false;
 }
 
 const credentialHelp =
@@ -69,34 +157,96 @@ const credentialHelp =
   "cloudinfra:email + cloudinfra:password + cloudinfra:totpSecret (or CLOUDINFRA_EMAIL, CLOUDINFRA_PASSWORD, " +
   "CLOUDINFRA_TOTP_SECRET) to sign in with two-factor authentication.";
 
-/** The settings in force now (read at each call, never captured). */
-export function settings(): Settings {
+/** Why a base URL is not usable, or undefined when it is. Credentials in the URL are never echoed. */
+function baseUrlProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return `is not a URL ("${raw.replace(/\/\/[^/@]*@/, "//")}")`;
+  }
+  const shown = `${url.protocol}//${url.host}${url.pathname}`;
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `is not an http(s) URL ("${shown}")`;
+  if (url.search || url.hash) return `must not have a query or fragment ("${shown}${url.search}${url.hash}")`;
+  if (!/\/v1\/?$/.test(url.pathname)) {
+    const fixed = `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}/v1`;
+    return `does not end in /v1 ("${shown.replace(/\/+$/, "")}"): the API's routes are under it, e.g. ${fixed}`;
+  }
+  return undefined;
+}
+
+/**
+ * Every problem of the settings in force, each naming the setting, where its value came from and the fix; empty when
+ * they are usable. Nothing is sent to the API. What `check` (and a plugin's CheckConfig) reports.
+ */
+export function settingProblems(): string[] {
+  return readSettings().problems;
+}
+
+function readSettings(): { settings?: Settings; problems: string[] } {
+  const problems: string[] = [];
+  for (const key of unknownKeys) {
+    const name = key.slice("cloudinfra:".length);
+    const closest = closestSetting(name);
+    problems.push(
+      `${key} is not a cloudinfra setting` +
+        (closest ? `: did you mean cloudinfra:${closest}? ` : `; the settings are ${Object.keys(settingSources).join(", ")}. `) +
+        `Remove it with \`pulumi config rm ${key}\`${closest ? ` and set cloudinfra:${closest} instead` : ""}`,
+    );
+  }
   const baseUrl = readSetting("baseUrl");
   if (!baseUrl) {
-    throw new ConfigurationError(
+    problems.push(
       "cloudinfra:baseUrl is not set: `pulumi config set cloudinfra:baseUrl https://<host>/v1` (or CLOUDINFRA_BASE_URL)",
     );
+  } else {
+    const problem = baseUrlProblem(baseUrl);
+    if (problem) {
+      problems.push(`${settingOrigin("baseUrl")} ${problem}; fix it: ${howToSet("baseUrl", "https://<host>/v1")}`);
+    }
   }
   const apiKey = readSetting("apiKey");
   const sessionToken = readSetting("sessionToken");
   const email = readSetting("email");
   const password = readSetting("password");
   const totpSecret = readSetting("totpSecret");
-  let auth: ClientAuth;
+  let auth: ClientAuth | undefined;
   if (apiKey) auth = { apiKey };
   else if (sessionToken) auth = { sessionToken };
   else if (email && password && totpSecret) auth = { email, password, totpSecret };
-  else if (email || password || totpSecret) {
+  if (apiKey && !apiKey.startsWith("svc_")) {
+    problems.push(
+      `${settingOrigin("apiKey")} is not an API key (API keys start with svc_; a session token goes in ` +
+        `cloudinfra:sessionToken): ${howToSet("apiKey", "svc_...", true)}`,
+    );
+  }
+  if ((email || password || totpSecret) && !(email && password && totpSecret)) {
     const missing = (["email", "password", "totpSecret"] as const).filter((n) => !readSetting(n));
-    throw new ConfigurationError(`Signing in needs cloudinfra:${missing.join(", cloudinfra:")} too. ${credentialHelp}`);
-  } else throw new ConfigurationError(`No cloudinfra credentials are configured. ${credentialHelp}`);
-  return {
-    baseUrl,
-    auth,
-    entityId: readSetting("entityId"),
-    pollIntervalMs: readNumber("pollIntervalMs", 2000, 1),
-    jobTimeoutMs: readNumber("jobTimeoutMs", 30 * 60_000, 1000),
-  };
+    problems.push(`Signing in needs cloudinfra:${missing.join(", cloudinfra:")} too. ${credentialHelp}`);
+  } else if (!auth) problems.push(`No cloudinfra credentials are configured. ${credentialHelp}`);
+  const entityId = readSetting("entityId");
+  if (entityId !== undefined && !z.uuid().safeParse(entityId).success) {
+    problems.push(`${settingOrigin("entityId")} must be the UUID of an entity, not "${entityId}"`);
+  }
+  const numbers = Object.fromEntries(
+    (Object.keys(numericSettings) as NumericSetting[]).map((name) => [name, readNumber(name, problems)]),
+  ) as Record<NumericSetting, number>;
+  const skipCredentialsValidation = readBoolean("skipCredentialsValidation", problems);
+  if (problems.length > 0 || !baseUrl || !auth) return { problems };
+  return { problems, settings: { baseUrl, auth, entityId, ...numbers, skipCredentialsValidation } };
+}
+
+/** The settings in force now (read at each call, never captured); a ConfigurationError lists every problem. */
+export function settings(): Settings {
+  const { settings: found, problems } = readSettings();
+  if (!found) {
+    throw new ConfigurationError(
+      problems.length === 1
+        ? problems[0]!
+        : `The cloudinfra configuration has ${problems.length} problems:\n${problems.map((p) => `- ${p}`).join("\n")}`,
+    );
+  }
+  return found;
 }
 
 const clients = new Map<string, CloudClient>();
@@ -113,6 +263,8 @@ export function client(current: Settings = settings()): CloudClient {
     current.baseUrl,
     current.entityId ?? null,
     current.pollIntervalMs,
+    current.requestTimeoutMs,
+    current.maxRetries,
     createHash("sha256").update(secret).digest("hex"),
   ]);
   let found = clients.get(key);
@@ -122,6 +274,19 @@ export function client(current: Settings = settings()): CloudClient {
       auth: current.auth,
       entityId: current.entityId,
       jobs: { pollIntervalMs: current.pollIntervalMs, maxPollIntervalMs: Math.max(current.pollIntervalMs, 10_000) },
+      timeouts: {
+        connectMs: Math.min(10_000, current.requestTimeoutMs),
+        headersMs: current.requestTimeoutMs,
+        bodyMs: current.requestTimeoutMs,
+      },
+      retry: { retries: current.maxRetries },
+      log: forwardingLog,
+      labels: {
+        baseUrl: settingOrigin("baseUrl"),
+        requestTimeout: "cloudinfra:requestTimeoutMs",
+        retries: "cloudinfra:maxRetries",
+        authHint: authHint(current.auth),
+      },
     });
     clients.set(key, found);
   }
@@ -133,6 +298,96 @@ export async function closeClients(): Promise<void> {
   const all = [...clients.values()];
   clients.clear();
   await Promise.all(all.map((c) => c.close()));
+}
+
+// ---------------------------------------------------------------- progress and credentials
+
+let progressLog: ProgressLog = stderrProgressLog;
+
+/**
+ * Routes the provider's progress lines (jobs started and their progress, rate-limit pauses, retries and their
+ * reasons). Default: stderr, as the dynamic-provider host has no engine connection; a plugin host sends them to the
+ * engine's log.
+ */
+export function setProgressLog(log: ProgressLog): void {
+  progressLog = log;
+}
+
+/** The sink in force, read at each line (clients are cached; the sink may be set later). */
+const forwardingLog: ProgressLog = {
+  info: (message, context) => progressLog.info(message, context),
+  warn: (message, context) => progressLog.warn(message, context),
+};
+
+/** What to do when the API refuses these credentials (HTTP 401): where they came from and how to replace them. */
+function authHint(auth: ClientAuth): (code: string) => string | undefined {
+  return (code) => {
+    if ("apiKey" in auth) {
+      const state =
+        code === "API_KEY_EXPIRED"
+          ? "has expired"
+          : "was refused (unknown, revoked, rotated away, suspended, or its owner deleted)";
+      return (
+        `The API key from ${settingOrigin("apiKey")} ${state}: create a new key (or rotate this one, or reactivate ` +
+        `a suspended one) and ${howToSet("apiKey", "<key>", true)}`
+      );
+    }
+    if ("sessionToken" in auth) {
+      return (
+        `The session token from ${settingOrigin("sessionToken")} was refused: sign in again and ` +
+        `${howToSet("sessionToken", "<token>", true)}, or use an API key (\`pulumi config set --secret cloudinfra:apiKey <key>\`)`
+      );
+    }
+    return (
+      `The sign-in credentials from ${settingOrigin("email")}, ${settingOrigin("password")} and ` +
+      `${settingOrigin("totpSecret")} were refused: check them, e.g. ${howToSet("password", "<password>", true)}`
+    );
+  };
+}
+
+const verified = new WeakMap<CloudClient, Promise<void>>();
+
+/**
+ * Checks once per credential and process that the API accepts the credentials (`GET /auth/check`), so that a
+ * preview fails on a wrong key or an unreachable API instead of planning changes an `up` cannot make. Skipped with
+ * `cloudinfra:skipCredentialsValidation` (previews without network access). The outcome, good or bad, is kept.
+ */
+export function verifyCredentials(current: Settings = settings()): Promise<void> {
+  if (current.skipCredentialsValidation) return Promise.resolve();
+  const api = client(current);
+  let found = verified.get(api);
+  if (!found) {
+    found = api.check().then(
+      () => undefined,
+      (error: unknown) => {
+        const text = error instanceof Error ? error.message : String(error);
+        const refused = error instanceof ApiError && (error.status === 401 || error.status === 403);
+        throw new ConfigurationError(
+          (refused
+            ? `The API refused the cloudinfra credentials: ${text}`
+            : `The cloudinfra credentials could not be checked: ${text}`) +
+            ". (Checked once per run with GET /auth/check; set `cloudinfra:skipCredentialsValidation` to true to " +
+            "preview without network access.)",
+          { cause: error },
+        );
+      },
+    );
+    found.catch(() => undefined);
+    verified.set(api, found);
+  }
+  return found;
+}
+
+/**
+ * Check of a resource with the configuration: settings problems fail it before anything else (nothing sent); a
+ * resource whose inputs are valid then has the credentials checked with the API (once per credential and process).
+ * Bad inputs are reported without any request.
+ */
+export async function checkResource(kind: ResourceKind, olds: Props, news: Props): Promise<CheckResult<Props>> {
+  const current = settings();
+  const result = await kind.check(olds, news);
+  if (result.failures.length === 0) await verifyCredentials(current);
+  return result;
 }
 
 // ---------------------------------------------------------------- check
@@ -288,8 +543,23 @@ export class ResourceInitError extends Error {
 
 /** Waits for a job with the configured timeout; a failed job becomes an error saying what failed and why. */
 export async function awaitJob(jobId: string, what: string, current: Settings = settings()): Promise<Job> {
+  const jobs = client(current).jobs;
+  const context = { resource: what };
+  const started = Date.now();
+  forwardingLog.info(
+    `job ${jobId} started; waiting for it (at most ${duration(current.jobTimeoutMs)}: cloudinfra:jobTimeoutMs)`,
+    context,
+  );
+  const ticker = setInterval(() => {
+    const last = jobs.lastSeen(jobId);
+    const state = last ? `${last.status.replace("_", " ")}, ${last.progress}%` : "not reported yet";
+    forwardingLog.info(`job ${jobId} ${state} after ${duration(Date.now() - started)}`, context);
+  }, current.progressIntervalMs);
+  ticker.unref();
   try {
-    return await client(current).jobs.wait(jobId, { timeoutMs: current.jobTimeoutMs });
+    const job = await jobs.wait(jobId, { timeoutMs: current.jobTimeoutMs });
+    forwardingLog.info(`job ${jobId} completed in ${duration(Date.now() - started)}`, context);
+    return job;
   } catch (error) {
     if (error instanceof JobFailedError) {
       throw new JobFailedError({ ...error.job, error: `${what} failed: ${error.job.error ?? "no reason given"}` });
@@ -302,6 +572,8 @@ export async function awaitJob(jobId: string, what: string, current: Settings = 
       );
     }
     throw error;
+  } finally {
+    clearInterval(ticker);
   }
 }
 

@@ -229,13 +229,17 @@ describe("responses", () => {
     await agent.close();
   });
 
-  it("maps a non-JSON error page to an ApiError carrying the status", async () => {
+  it("an HTML 404 page was echoed raw: now an ApiError naming the full URL, the page's title and the base URL to check", async () => {
     const agent = mockAgent();
-    agent.get(ORIGIN).intercept({ path: "/v1/users/me", method: "GET" }).reply(404, "<html>not here</html>");
+    const page = "<html><head><title>Not here</title></head><body>" + "x".repeat(5000) + "</body></html>";
+    agent.get(ORIGIN).intercept({ path: "/v1/users/me", method: "GET" }).reply(404, page);
     const client = new CloudClient({ baseUrl: BASE, auth: { apiKey: API_KEY }, dispatcher: agent });
     const error = await client.me().catch((e) => e);
     expect(error).toMatchObject({ status: 404, code: "HTTP_404" });
-    expect(error.message).toContain("<html>not here</html>");
+    expect(error.message).not.toContain("<html>");
+    expect(error.message).toContain('HTML page ("Not here")');
+    expect(error.message).toContain(`GET ${BASE}/users/me`);
+    expect(error.message).toContain("no API route at this URL");
     await client.close();
     await agent.close();
   });
