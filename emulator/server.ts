@@ -66,8 +66,10 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Buil
   await app.register(cookie);
   app.decorateRequest("caller", null);
   app.decorateRequest("authProblem", null);
-  app.addHook("onRequest", async (req) => {
+  app.addHook("onRequest", async (req, reply) => {
     advanceJobs(ctx);
+    // The server's clock, as a real server's Date header tells it (clients compare theirs with it, e.g. for TOTP).
+    reply.header("date", new Date(ctx.now()).toUTCString());
     if (req.url.startsWith(API_PREFIX + "/")) identify(ctx, req);
   });
 

@@ -19,6 +19,12 @@ export interface VolumeArgs {
    */
   sizeGb: pulumi.Input<number>;
   /**
+   * The API's id of the volume size (see `getVolumeSizes`). Optional: `sizeGb` decides it. When given it must be the
+   * id of the `sizeGb` size of this type in this data center (a clear error names the right id otherwise); it
+   * changes together with `sizeGb`.
+   */
+  volumeSizeId?: pulumi.Input<number>;
+  /**
    * Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Default: none. The API
    * has no volume update route, so this is set at creation only: changing it replaces the volume. Removing it from
    * the program leaves the volume as it is.

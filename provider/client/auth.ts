@@ -69,6 +69,8 @@ export class Authenticator {
   private signingIn: Promise<string> | null = null;
   private lastTotpCounter = -1;
   private recentCodes: string[] = [];
+  /** The refusal of our TOTP code: neither the secret nor the clock changes within a run, so it is final. */
+  private refused: ApiError | null = null;
   /** Completed sign-ins (for tests and diagnostics). */
   signIns = 0;
 
@@ -112,6 +114,7 @@ export class Authenticator {
   signIn(signal?: AbortSignal): Promise<string> {
     if (!("password" in this.auth))
       return Promise.reject(new Error("This client does not sign in: it has no password"));
+    if (this.refused) return Promise.reject(this.refused);
     this.signingIn ??= this.performSignIn(this.auth, signal).finally(() => {
       this.signingIn = null;
     });
@@ -146,17 +149,18 @@ export class Authenticator {
       }
       const cookie = cookieHeader(first.headers);
       this.redactor.add(...(cookie ?? "").split(/;\s*/).map((pair) => pair.slice(pair.indexOf("=") + 1)));
-      for (let attempt = 0; ; attempt++) {
-        const code = await this.nextTotpCode(auth.totpSecret, signal);
-        // One retry with the next code: the server may be a step ahead, or refuse a code already used.
-        result = await this.exchange(
-          "verifyTotp",
-          { code },
-          cookie,
-          (status, errCode) => attempt === 0 && status === 400 && errCode === "INVALID_OTP",
-        );
-        if (result.status < 300) break;
-        if (errorCode(result.body) !== "INVALID_OTP") break;
+      // One code, never spent twice: a refused code means a wrong secret or a wrong clock, which another code
+      // (after waiting for the next time step) cannot fix. Fail now, and fail every later sign-in the same way.
+      const code = await this.nextTotpCode(auth.totpSecret, signal);
+      result = await this.exchange(
+        "verifyTotp",
+        { code },
+        cookie,
+        (status, errCode) => status === 400 && errCode === "INVALID_OTP",
+      );
+      if (result.status === 400 && errorCode(result.body) === "INVALID_OTP") {
+        this.refused = this.totpRefused(auth.email, result.headers);
+        throw this.refused;
       }
     }
     const parsed = SignInResult.safeParse((result.body as { data?: unknown }).data);
@@ -176,6 +180,38 @@ export class Authenticator {
     this.token = parsed.data.token;
     this.signIns++;
     return parsed.data.token;
+  }
+
+  /**
+   * The error of a refused TOTP code: it names the secret's setting and the clock, and how far this machine's clock
+   * is from the server's (its `Date` header) when that can be told. Never the secret or the code.
+   */
+  private totpRefused(email: string, headers: IncomingHttpHeaders): ApiError {
+    const serverDate = typeof headers.date === "string" ? Date.parse(headers.date) : Number.NaN;
+    const skewS = Number.isNaN(serverDate) ? undefined : Math.round((this.now() - serverDate) / 1000);
+    const clock =
+      skewS === undefined
+        ? "or this machine's clock is off by more than 30 s"
+        : Math.abs(skewS) > 30
+          ? `or this machine's clock, which is ${Math.abs(skewS)} s ${skewS > 0 ? "ahead of" : "behind"} the server's ` +
+            "(codes are valid for 30 s), is the cause"
+          : `since this machine's clock agrees with the server's (within ${Math.max(1, Math.abs(skewS))} s), most ` +
+            "likely the secret";
+    return new ApiError(
+      {
+        status: 400,
+        code: "INVALID_OTP",
+        message:
+          `Signing in as ${email} failed: the server refused the TOTP code computed from cloudinfra:totpSecret ` +
+          `(CLOUDINFRA_TOTP_SECRET). Either that secret is not the base32 secret of this user's authenticator, ${clock}. ` +
+          "Set the right secret (`pulumi config set --secret cloudinfra:totpSecret <base32 secret>`) or correct the " +
+          "clock (NTP), then run the command again",
+        method: "POST",
+        path: "/auth/two-factor/verify-totp",
+        route: "verifyTotp",
+      },
+      this.redactor,
+    );
   }
 
   /** A TOTP code for a time step never used before by this client (waiting for the next step when needed). */

@@ -79,6 +79,8 @@ export class RateBudget {
   private remaining = 0;
   private resetAt = 0;
   private inFlight = 0;
+  /** Responses of the current window that carried its figures: our own share of what the server counted. */
+  private answered = 0;
   private pausedUntil = 0;
   private readonly queue: Waiter[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -187,9 +189,11 @@ export class RateBudget {
       this.limit = limit;
       this.remaining = remaining;
       this.resetAt = Math.min(resetAt, now + this.maxWaitMs);
+      this.answered = 1;
     } else if (resetAt === this.resetAt) {
       // Responses of one window arrive out of order: the lowest remaining is the most recent.
       this.remaining = Math.min(this.remaining, remaining);
+      this.answered++;
     }
     // Older windows' figures are stale and ignored.
   }
@@ -206,7 +210,7 @@ export class RateBudget {
       }
       let room: number;
       if (this.state === "known" && now < this.resetAt) {
-        room = this.remaining - this.inFlight;
+        room = this.room();
         if (room <= 0) return this.armTimer(this.resetAt + this.jitter());
       } else {
         // Figures unknown, or the window they describe has ended: probe with a few until new figures arrive.
@@ -216,6 +220,19 @@ export class RateBudget {
       this.queue.shift()!.grant();
     }
     this.clearTimer();
+  }
+
+  /**
+   * What this process may still send in the current window. The headers are the shared truth: when the server
+   * counted more requests than ours (answered or in flight), other processes spend the same budget (one key in many
+   * CI jobs, or keys of one user, which share a pool), and we take only our share of what remains, the share we
+   * have been taking so far. Alone, that share is all of it.
+   */
+  private room(): number {
+    const used = (this.limit ?? 0) - this.remaining;
+    const ours = this.answered + this.inFlight;
+    if (used <= ours) return this.remaining - this.inFlight;
+    return Math.floor((this.remaining * ours) / used) - this.inFlight;
   }
 
   private armTimer(at: number): void {

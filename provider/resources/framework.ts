@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { ApiError, CloudClient, JobFailedError, JobTimeoutError, type ClientAuth } from "../client";
+import { ApiError, CloudClient, JobFailedError, JobTimeoutError, Pacer, type ClientAuth } from "../client";
 import type { Job } from "../api";
 import { duration, stderrProgressLog, type ProgressLog } from "../client/progress";
+import { BatchedReader, type ListPage } from "../client/batched-reader";
 
 /** The engine's placeholder for a value not known yet (during preview). */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -250,6 +251,17 @@ export function settings(): Settings {
 }
 
 const clients = new Map<string, CloudClient>();
+const pacers = new Map<string, Pacer>();
+
+/**
+ * One rate budget per API for the whole process: the clients of a deployment (an API key, and the session that
+ * creates API keys) draw from one user's pool, so they pace together and a 429 pauses them all.
+ */
+function pacerOf(baseUrl: string): Pacer {
+  let pacer = pacers.get(baseUrl);
+  if (!pacer) pacers.set(baseUrl, (pacer = new Pacer()));
+  return pacer;
+}
 
 /** One client per distinct settings, so every resource of a deployment shares its rate budget and job poller. */
 export function client(current: Settings = settings()): CloudClient {
@@ -287,6 +299,7 @@ export function client(current: Settings = settings()): CloudClient {
         retries: "cloudinfra:maxRetries",
         authHint: authHint(current.auth),
       },
+      pacing: pacerOf(current.baseUrl),
     });
     clients.set(key, found);
   }
@@ -298,6 +311,8 @@ export async function closeClients(): Promise<void> {
   const all = [...clients.values()];
   clients.clear();
   await Promise.all(all.map((c) => c.close()));
+  for (const pacer of pacers.values()) pacer.close();
+  pacers.clear();
 }
 
 // ---------------------------------------------------------------- progress and credentials
@@ -408,10 +423,70 @@ export function containsUnknown(value: unknown): boolean {
   return false;
 }
 
+/** What a value is, for messages: its type, never the value itself (it may be a secret). */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") return "a string";
+  if (typeof value === "number") return Number.isInteger(value) ? "a whole number" : "a number";
+  if (typeof value === "boolean") return "true/false";
+  return typeof value;
+}
+
+const expectedText: Record<string, string> = {
+  string: "a string (text in quotes)",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  array: "a list",
+  object: "an object of named values",
+  record: "an object of named values",
+  bigint: "a whole number",
+  null: "null",
+};
+
 /**
- * Validates a resource's inputs against its schema: every problem is reported (property + how to fix it), unknown
- * properties are refused, and values not known yet (preview) are let through unchecked. `extra` adds the checks that
- * span several properties; it sees only the known values.
+ * The message of a check failure where the schema gave none: what is expected and how to fix it, in place of zod's
+ * default text. It never names the property (the engine shows the reason next to it) and never echoes the value.
+ */
+function checkMessage(issue: z.core.$ZodRawIssue): string {
+  const sizes = (origin: unknown) =>
+    origin === "string" ? " characters" : origin === "array" || origin === "set" ? " items" : "";
+  switch (issue.code) {
+    case "invalid_type": {
+      const expected = expectedText[issue.expected] ?? issue.expected;
+      if (issue.input === undefined) return `is required: set it to ${expected}`;
+      return `must be ${expected}, not ${kindOf(issue.input)}: change the value to ${expected}`;
+    }
+    case "invalid_value":
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}: use one of these values`;
+    case "too_small":
+      return `must be at least ${String(issue.minimum)}${sizes(issue.origin)}: give a larger value`;
+    case "too_big":
+      return `must be at most ${String(issue.maximum)}${sizes(issue.origin)}: give a smaller value`;
+    case "invalid_format":
+      return `must be in ${issue.format} format: correct the value`;
+    case "invalid_union":
+      return `must be one of the accepted forms, not ${kindOf(issue.input)}: see the property's documentation`;
+    case "not_multiple_of":
+      return `must be a multiple of ${String(issue.divisor)}: round the value`;
+    default:
+      return `is not an accepted value (${kindOf(issue.input)}): see the property's documentation`;
+  }
+}
+
+/** A reason as the engine shows it, next to its property: a leading repetition of the property is dropped. */
+export function reasonFor(property: string, reason: string): string {
+  const prefix = `${property}: `;
+  return reason.startsWith(prefix) ? reason.slice(prefix.length) : reason;
+}
+
+/**
+ * Validates a resource's inputs against its schema: every problem is reported (property + what is expected + how to
+ * fix it, never zod's default text, never the property twice), unknown properties are refused, and values not known
+ * yet (preview) are let through unchecked. `extra` adds the checks that span several properties; it sees only the
+ * known values.
  */
 export function checkInputs<S extends z.ZodObject>(
   schema: S,
@@ -423,7 +498,7 @@ export function checkInputs<S extends z.ZodObject>(
   const mask = Object.fromEntries(pending.filter((k) => k in schema.shape).map((k) => [k, true as const]));
   const known = Object.fromEntries(Object.entries(given).filter(([k]) => !pending.includes(k)));
   const partialSchema = pending.length > 0 ? (schema.omit(mask as never) as unknown as z.ZodType) : schema;
-  const parsed = partialSchema.safeParse(known);
+  const parsed = partialSchema.safeParse(known, { error: checkMessage });
   const failures: CheckFailure[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -431,19 +506,19 @@ export function checkInputs<S extends z.ZodObject>(
         for (const key of issue.keys) {
           failures.push({
             property: [...issue.path, key].join("."),
-            reason: `unknown property "${key}"; the known ones are ${Object.keys(schema.shape).join(", ")}`,
+            reason: `is not a property of this resource: remove it; the known ones are ${Object.keys(schema.shape).join(", ")}`,
           });
         }
       } else {
         const property = issue.path.join(".") || "(inputs)";
-        failures.push({ property, reason: `${property}: ${issue.message}` });
+        failures.push({ property, reason: issue.message });
       }
     }
   }
   const values = (parsed.success ? parsed.data : known) as Partial<z.output<S>>;
   extra?.(values, failures);
   const inputs = { ...values, ...Object.fromEntries(pending.map((k) => [k, given[k]])) } as z.output<S>;
-  return { inputs, failures };
+  return { inputs, failures: failures.map((f) => ({ property: f.property, reason: reasonFor(f.property, f.reason) })) };
 }
 
 // ---------------------------------------------------------------- diff
@@ -466,6 +541,12 @@ export interface DiffSpec {
   deleteBeforeReplace?: (olds: Props, news: Props) => boolean;
   /** Inputs that only steer the provider (e.g. `adopt`): never a change. */
   ignored?: readonly string[];
+  /**
+   * The output that says the resource is in a failed state it cannot leave in place (e.g. its create job failed):
+   * the next diff replaces it (listed as this key). Every kind whose API objects can fail names one, so a resource
+   * recorded in a failed state is never a dead end, even after a refresh cleared its initialisation errors.
+   */
+  failed?: (olds: Props) => string | undefined;
 }
 
 export function sameValue(a: unknown, b: unknown): boolean {
@@ -491,11 +572,13 @@ export function changedInputs(olds: Props, news: Props, spec: DiffSpec): string[
 export function diffInputs(olds: Props, news: Props, spec: DiffSpec): DiffResult {
   const changed = changedInputs(olds, news, spec);
   const replaces = changed.filter((k) => spec.replaceOnChanges.includes(k));
+  const failed = spec.failed?.(olds);
+  if (failed !== undefined) replaces.push(failed);
   const all = [...spec.inPlace, ...spec.replaceOnChanges];
   return {
-    changes: changed.length > 0,
+    changes: changed.length > 0 || replaces.length > 0,
     replaces,
-    stables: all.filter((k) => !changed.includes(k) && !containsUnknown(news[k])),
+    stables: all.filter((k) => !changed.includes(k) && !replaces.includes(k) && !containsUnknown(news[k])),
     deleteBeforeReplace: replaces.length > 0 && (spec.deleteBeforeReplace?.(olds, news) ?? false),
   };
 }
@@ -579,6 +662,34 @@ export async function awaitJob(jobId: string, what: string, current: Settings = 
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** How a kind is read in batches: a page of its list endpoint, and a single read by id. */
+export interface BatchSource<T> {
+  list(page: number, limit: number): Promise<ListPage<T>>;
+  get(id: string): Promise<T>;
+}
+
+const readers = new WeakMap<CloudClient, Map<string, BatchedReader<{ id: string }>>>();
+
+/**
+ * The batched reader of a kind for the current client (one per client and kind, so reads gathered together share
+ * one batch). Only for kinds whose list items carry every field of the detail (the list then answers them all).
+ */
+export function batchedRead<T extends { id: string }>(
+  kind: string,
+  source: (api: CloudClient) => BatchSource<T>,
+): BatchedReader<T> {
+  const api = client();
+  let byKind = readers.get(api);
+  if (!byKind) readers.set(api, (byKind = new Map()));
+  let reader = byKind.get(kind) as BatchedReader<T> | undefined;
+  if (!reader) {
+    const { list, get } = source(api);
+    reader = new BatchedReader<T>(list, get);
+    byKind.set(kind, reader as unknown as BatchedReader<{ id: string }>);
+  }
+  return reader;
+}
+
 /**
  * Reads a resource every poll interval until `settled` says it is, within `cloudinfra:jobTimeoutMs`; then
  * `timedOut(last, timeoutMs)` is thrown. For waits whose job id is unknown or that depend on other resources.
@@ -598,54 +709,106 @@ export async function pollUntil<T>(
   }
 }
 
-export interface UniqueCreate<E extends { id: string }> {
-  /** What is created, for messages: `network "app"`. */
+/**
+ * After an ambiguous create (the request may have reached the server but the answer was lost), a record of the same
+ * unique name is taken as the one that request made when it was created after the request was sent, give or take
+ * this much clock skew; an older one was there before and needs `adopt: true`.
+ */
+export const AMBIGUOUS_CREATE_SKEW_MS = 2 * 60_000;
+
+/**
+ * Runs `attempt`, retrying it while it fails with 409 for a short bounded time, then rethrows the 409: another
+ * resource of the same deployment may be giving the name up right now (renames and deletes run concurrently).
+ */
+export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
+  const current = settings();
+  const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10_000);
+  const pause = Math.max(100, Math.min(current.pollIntervalMs, 1000));
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isConflict(error) || Date.now() + pause > deadline) throw error;
+    }
+    await sleep(pause);
+  }
+}
+
+export interface UniqueCreate<E extends { id: string | number; createdAt: string }> {
+  /** What is created, for messages: `network named "app"`. */
   what: string;
   /** The program's `adopt` input. */
   adopt: boolean | undefined;
-  /** Sends the create request (an async job answered with the new id). */
-  send(): Promise<{ jobId: string; id: string }>;
+  /** Sends the create request: the new id, and the job that creates it when the API answers with one. */
+  send(): Promise<{ id: string; jobId?: string }>;
+  /** While not adopting, a 409 is retried for a short time: the name may be being given up in the same run. */
+  retryConflicts?: boolean;
   /** The existing resource of the same unique name, if any. */
   findByName(): Promise<E | undefined>;
   /** Takes an existing resource over; `ambiguous` when it is the one our own failed-looking request created. */
   takeOver(existing: E, ambiguous: boolean): Promise<{ id: string; outs: Props }>;
-  /** Outputs of the created resource once its job completed. */
+  /** Outputs of the created resource once its job completed (it may finish setting it up, e.g. members). */
   outputs(id: string): Promise<Props>;
-  /** Best-known outputs of a resource whose job failed. */
+  /** Best-known outputs of a resource that exists but did not become ready. */
   partialOutputs(id: string): Promise<Props>;
 }
 
+/** An error's text without the client's "it may have taken effect" note: the caller has settled that question. */
+const settledText = (error: unknown) =>
+  error instanceof ApiError ? `${error.apiMessage} (${error.code}, HTTP ${error.status})` : String(error);
+
 /**
- * Creates a resource whose name is unique in the API and waits for its job. A duplicate (409) is adopted when the
- * program says `adopt`, otherwise explained; an answer lost on the way (the request may have been carried out) is
- * resolved by the name; a failed job leaves the resource recorded with its id (ResourceInitError), never orphaned.
+ * Creates a resource whose name is unique in the API (and waits for its job, when there is one). A duplicate (409)
+ * is adopted when the program says `adopt`, otherwise explained. An answer lost on the way (the request may have
+ * been carried out) is resolved by the name: a resource of that name made since the request was sent is ours; none
+ * means nothing was created, so the request is sent once more (names are unique: it cannot make a second one), and
+ * if that answer is lost too, the error says plainly that nothing was created. A resource that exists but did not
+ * become ready (failed job, failed set-up) is recorded with its id (ResourceInitError), never orphaned.
  */
-export async function createUnique<E extends { id: string }>(
+export async function createUnique<E extends { id: string | number; createdAt: string }>(
   spec: UniqueCreate<E>,
 ): Promise<{ id: string; outs: Props }> {
-  let created: { jobId: string; id: string };
-  try {
-    created = await spec.send();
-  } catch (error) {
-    const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
-    if (isConflict(error) || ambiguous) {
+  let created: { id: string; jobId?: string } | undefined;
+  for (let attempt = 1; created === undefined; attempt++) {
+    const sentAt = Date.now();
+    try {
+      created = spec.retryConflicts && !spec.adopt ? await retryOnConflict(spec.send) : await spec.send();
+    } catch (error) {
+      const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
+      if (!isConflict(error) && !ambiguous) throw error;
       const existing = await spec.findByName();
-      if (existing && (spec.adopt || ambiguous)) return spec.takeOver(existing, ambiguous);
       if (existing) {
+        const ours = ambiguous && Date.parse(existing.createdAt) >= sentAt - AMBIGUOUS_CREATE_SKEW_MS;
+        if (spec.adopt || ours) return spec.takeOver(existing, ours);
         throw new Error(
           `A ${spec.what} already exists (${existing.id}). Set \`adopt: true\` to manage it from this program, or ` +
             "choose another name",
         );
       }
+      if (!ambiguous) {
+        throw new Error(
+          `Cannot create the ${spec.what}: the API refused the name (${settledText(error)}), but no such resource is ` +
+            "visible to these credentials; choose another name",
+          { cause: error },
+        );
+      }
+      if (attempt >= 2) {
+        throw new Error(
+          `Creating the ${spec.what} failed: ${settledText(error)}. No resource of that name exists, so nothing was ` +
+            "created; the next `pulumi up` creates it",
+          { cause: error },
+        );
+      }
     }
-    throw error;
   }
+  const id = created.id;
   try {
-    await awaitJob(created.jobId, `Creating ${spec.what}`);
+    if (created.jobId !== undefined) await awaitJob(created.jobId, `Creating ${spec.what}`);
+    return { id, outs: await spec.outputs(id) };
   } catch (error) {
-    throw new ResourceInitError((error as Error).message, created.id, await spec.partialOutputs(created.id));
+    if (error instanceof ResourceInitError) throw error;
+    throw new ResourceInitError((error as Error).message, id, await spec.partialOutputs(id));
   }
-  return { id: created.id, outs: await spec.outputs(created.id) };
 }
 
 export const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;

@@ -14,7 +14,6 @@ import {
   settings,
   uuidInput,
   type CheckFailure,
-  type DiffResult,
   type DiffSpec,
   type Props,
   type ResourceKind,
@@ -49,6 +48,8 @@ const diffSpec: DiffSpec = {
   // Removing teamId from the program takes the GPU VM out of its resource group (PUT teamId: null).
   clearable: ["teamId"],
   // GPU VM names are not unique: a replacement is created before the old one is deleted.
+  // A GPU VM in status Error (its creation failed) cannot be repaired in place: the next `up` replaces it.
+  failed: (olds) => (olds.status === "Error" ? "status" : undefined),
 };
 
 /** Statuses during which the API refuses power operations and deletes until a job ends. */
@@ -58,7 +59,7 @@ function crossChecks(known: Partial<GpuVirtualMachineInputs>, failures: CheckFai
   if (known.imageName !== undefined && known.imageId !== undefined) {
     failures.push({
       property: "imageId",
-      reason: "imageName and imageId both name the image: give only one of them",
+      reason: "imageName names the image too: give only one of the two",
     });
   }
 }
@@ -311,20 +312,10 @@ export async function remove(id: string): Promise<void> {
   }
 }
 
-/**
- * A GPU VM in status Error (its creation failed) cannot be repaired in place: the next `up` replaces it. Otherwise
- * the usual input comparison.
- */
-function diff(olds: Props, news: Props): DiffResult {
-  const result = diffInputs(olds, news, diffSpec);
-  if (olds.status !== "Error") return result;
-  return { ...result, changes: true, replaces: [...result.replaces, "status"] };
-}
-
 export const gpuVirtualMachine: ResourceKind = {
   name: "GpuVirtualMachine",
   check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
-  diff: (_id: string, olds: Props, news: Props) => diff(olds, news),
+  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as GpuVirtualMachineInputs),
   read: (id: string, props: Props) => read(id, props),
   update: (id: string, olds: Props, news: Props) => update(id, olds, news as GpuVirtualMachineInputs),

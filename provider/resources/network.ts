@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
 import {
+  batchedRead,
   changedInputs,
   checkInputs,
   client,
@@ -56,29 +57,37 @@ const diffSpec: DiffSpec = {
   ignored: ["adopt"],
   // Names are unique: a replacement keeping its name must delete the old network first.
   deleteBeforeReplace: (olds, news) => olds.name === news.name,
+  // A network whose create job failed (status Error) cannot be repaired in place: the next `up` replaces it.
+  failed: (olds) => (olds.status === "Error" ? "status" : undefined),
 };
 
 function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): void {
   if (known.networkType === "custom" && known.snatEnabled === true) {
     failures.push({
       property: "snatEnabled",
-      reason: 'snatEnabled is only allowed on standard networks: remove it or use networkType "standard"',
+      reason: 'is only allowed on standard networks: remove it or use networkType "standard"',
     });
   }
   const parsed = known.cidrBlock ? parseCidr(known.cidrBlock) : null;
-  if (parsed && !parsed.ok) failures.push({ property: "cidrBlock", reason: `cidrBlock: ${parsed.reason}` });
+  if (parsed && !parsed.ok) failures.push({ property: "cidrBlock", reason: parsed.reason });
   if (!parsed?.ok) return;
   const { firstUsable, lastUsable } = parsed.block;
   for (const key of ["dhcpStartAddress", "dhcpEndAddress", "defaultRoute"] as const) {
     const ip = known[key] ? parseIp(known[key]) : null;
     if (ip !== null && (ip < firstUsable || ip > lastUsable)) {
-      failures.push({ property: key, reason: `${key}: ${known[key]} is not a usable address of ${known.cidrBlock}` });
+      failures.push({
+        property: key,
+        reason: `${known[key]} is not a usable address of ${known.cidrBlock}: choose one inside the block`,
+      });
     }
   }
   const start = known.dhcpStartAddress ? parseIp(known.dhcpStartAddress) : null;
   const end = known.dhcpEndAddress ? parseIp(known.dhcpEndAddress) : null;
   if (start !== null && end !== null && start > end) {
-    failures.push({ property: "dhcpStartAddress", reason: "dhcpStartAddress must not come after dhcpEndAddress" });
+    failures.push({
+      property: "dhcpStartAddress",
+      reason: "must not come after dhcpEndAddress: swap the two addresses",
+    });
   }
 }
 
@@ -115,6 +124,19 @@ const createKeys = ["name", "datacenterId", "networkType", "snatEnabled", ...inP
 const pick = (source: Props, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
 
+/** Networks are read in batches through the list endpoint: its items carry every field of a network. */
+const networks = () =>
+  batchedRead<ApiNetwork>("networks", (api) => ({
+    list: (page, limit) => api.listNetworks({ query: { page, limit, sort: "createdAt:asc" } }),
+    get: (id) => api.getNetwork({ params: { id } }),
+  }));
+
+async function readNetwork(id: string): Promise<ApiNetwork> {
+  const found = await networks().read(id);
+  if (!found) throw new Error(`Network ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
+  return found;
+}
+
 async function findByName(name: string): Promise<ApiNetwork | undefined> {
   for await (const network of client().listAll("listNetworks", { search: name })) {
     if (network.name === name) return network;
@@ -146,7 +168,7 @@ export function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props
     send: () => api.createNetwork({ body: pick(inputs, createKeys) as never }),
     findByName: () => findByName(inputs.name),
     takeOver: (existing) => adopt(inputs, existing),
-    outputs: async (id) => outputsOf(inputs, await get(id)),
+    outputs: async (id) => outputsOf(inputs, await readNetwork(id)),
     partialOutputs: async (id) => {
       const network = await get(id).catch(() => undefined);
       return network ? outputsOf(inputs, network) : plainInputs(inputs);
@@ -155,12 +177,8 @@ export function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props
 }
 
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
-  try {
-    return { id, props: outputsOf(props, await client().getNetwork({ params: { id } })) };
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
+  const found = await networks().read(id);
+  return found ? { id, props: outputsOf(props, found) } : null;
 }
 
 export async function update(id: string, olds: Props, news: NetworkInputs): Promise<Props> {

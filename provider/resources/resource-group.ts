@@ -10,12 +10,12 @@ import {
   isNotFound,
   plainInputs,
   ResourceInitError,
-  settings,
   uuidInput,
   type DiffSpec,
   type Props,
   type ResourceKind,
-  sleep,
+  createUnique,
+  retryOnConflict,
 } from "./framework";
 
 type TeamView = Team | z.output<typeof TeamDetail>;
@@ -48,32 +48,6 @@ const diffSpec: DiffSpec = {
   clearable: ["parentTeamId"],
   ignored: ["adopt"],
 };
-
-/**
- * Runs `attempt`, retrying it while it fails with 409 for a short bounded time, then rethrows the 409: another
- * resource of the same deployment may be giving the name up right now (renames run concurrently), e.g. renaming
- * a → b while another group goes from b → c.
- */
-export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
-  const current = settings();
-  const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10_000);
-  const pause = Math.max(100, Math.min(current.pollIntervalMs, 1000));
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!isConflict(error) || Date.now() + pause > deadline) throw error;
-    }
-    await sleep(pause);
-  }
-}
-
-/**
- * After an ambiguous create (the request may have reached the server but the answer was lost), a record of the same
- * unique name is taken as the one that request made when it was created after the request was sent, give or take
- * this much clock skew; an older one was there before and needs `adopt: true`.
- */
-export const AMBIGUOUS_CREATE_SKEW_MS = 2 * 60_000;
 
 /** All members of a group (the detail pages them), as sorted user ids. */
 async function teamWithMembers(id: number): Promise<{ team: TeamView; members: string[] }> {
@@ -184,57 +158,30 @@ export async function create(inputs: ResourceGroupInputs): Promise<{ id: string;
     name: inputs.name,
     ...(inputs.parentTeamId !== undefined ? { parentTeamId: inputs.parentTeamId } : {}),
   };
-  let teamId: number | undefined;
-  for (let attempt = 1; teamId === undefined; attempt++) {
-    const sentAt = Date.now();
-    try {
-      teamId = inputs.adopt
-        ? (await api.createTeam({ body })).teamId
-        : (await retryOnConflict(() => api.createTeam({ body }))).teamId;
-    } catch (error) {
-      const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
-      if (!isConflict(error) && !ambiguous) throw error;
-      const existing = await findByName(inputs.name);
-      if (
-        existing &&
-        (inputs.adopt || (ambiguous && Date.parse(existing.createdAt) >= sentAt - AMBIGUOUS_CREATE_SKEW_MS))
-      ) {
-        return adopt(inputs, existing);
+  return createUnique({
+    what: `resource group named "${inputs.name}"`,
+    adopt: inputs.adopt,
+    retryConflicts: true,
+    send: async () => ({ id: String((await api.createTeam({ body })).teamId) }),
+    findByName: () => findByName(inputs.name),
+    takeOver: (existing) => adopt(inputs, existing),
+    // Members are set once the group exists; if that fails the group is recorded and the next `up` retries them.
+    outputs: async (id) => {
+      if (inputs.members !== undefined && inputs.members.length > 0) {
+        return update(id, { name: inputs.name, parentTeamId: inputs.parentTeamId }, inputs).catch((error: unknown) => {
+          throw new Error(
+            `Resource group "${inputs.name}" (${id}) was created but its members could not be set: ${(error as Error).message}`,
+          );
+        });
       }
-      if (existing) {
-        throw new Error(
-          `A resource group named "${existing.name}" already exists (${existing.id}). Set \`adopt: true\` to manage it ` +
-            "from this program, or choose another name (names are unique per entity, ignoring case)",
-        );
-      }
-      // Ambiguous and nothing was created: names are unique, so one more attempt cannot make a duplicate.
-      if (!ambiguous || attempt >= 2) {
-        throw new Error(
-          `Creating resource group "${inputs.name}" failed: ${(error as Error).message}. No group of that name exists, ` +
-            "so nothing was created; run `pulumi up` again",
-          { cause: error },
-        );
-      }
-    }
-  }
-  if (inputs.members !== undefined && inputs.members.length > 0) {
-    try {
-      return {
-        id: String(teamId),
-        outs: await update(String(teamId), { name: inputs.name, parentTeamId: inputs.parentTeamId }, inputs),
-      };
-    } catch (error) {
-      // The group exists: record it (the next `up` retries the members) rather than orphan it.
-      const found = await teamWithMembers(teamId).catch(() => undefined);
-      throw new ResourceInitError(
-        `Resource group "${inputs.name}" (${teamId}) was created but its members could not be set: ${(error as Error).message}`,
-        String(teamId),
-        found ? outputsOf(inputs, found.team, found.members) : { ...plainInputs(inputs), teamId },
-      );
-    }
-  }
-  const { team, members } = await teamWithMembers(teamId);
-  return { id: String(teamId), outs: outputsOf(inputs, team, members) };
+      const { team, members } = await teamWithMembers(Number(id));
+      return outputsOf(inputs, team, members);
+    },
+    partialOutputs: async (id) => {
+      const found = await teamWithMembers(Number(id)).catch(() => undefined);
+      return found ? outputsOf(inputs, found.team, found.members) : { ...plainInputs(inputs), teamId: Number(id) };
+    },
+  });
 }
 
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {

@@ -16,8 +16,10 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  createUnique,
+  retryOnConflict,
 } from "./framework";
-import { AMBIGUOUS_CREATE_SKEW_MS, retryOnConflict, sortedSet, teamIdInput } from "./resource-group";
+import { sortedSet, teamIdInput } from "./resource-group";
 
 const personName = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
 
@@ -74,19 +76,19 @@ function crossChecks(known: Partial<UserInputs>, failures: CheckFailure[], given
   if (action === "register" && !hasPassword) {
     failures.push({
       property: "password",
-      reason: 'password is required when action is "register" (12-50 characters, mixed case, a number, a special one)',
+      reason: 'is required when action is "register": set one (12-50 characters, mixed case, a number, a special one)',
     });
   }
   if (action === "invite" && hasPassword) {
     failures.push({
       property: "password",
-      reason: 'password is only accepted with action "register": remove it (invited users set their own) or register',
+      reason: 'is only accepted with action "register": remove it (invited users set their own) or register',
     });
   }
   if (action === "invite" && given.entityId !== undefined) {
     failures.push({
       property: "entityId",
-      reason: 'entityId is only accepted with action "register": remove it or use action "register"',
+      reason: 'is only accepted with action "register": remove it or use action "register"',
     });
   }
 }
@@ -207,45 +209,21 @@ export async function create(inputs: UserInputs): Promise<{ id: string; outs: Pr
     ...(inputs.teamIds !== undefined ? { teamIds: inputs.teamIds } : {}),
     ...(register && inputs.entityId !== undefined ? { entityId: inputs.entityId } : {}),
   };
-  for (let attempt = 1; ; attempt++) {
-    const sentAt = Date.now();
-    try {
-      const user = inputs.adopt
-        ? await api.createUser({ body })
-        : await retryOnConflict(() => api.createUser({ body }));
-      return { id: user.id, outs: outputsOf(inputs, user) };
-    } catch (error) {
-      const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
-      if (!isConflict(error) && !ambiguous) throw error;
-      const existing = await findByEmail(inputs.email, inputs.entityId);
-      if (
-        existing &&
-        (inputs.adopt || (ambiguous && Date.parse(existing.createdAt) >= sentAt - AMBIGUOUS_CREATE_SKEW_MS))
-      ) {
-        return adopt(inputs, existing);
-      }
-      if (existing) {
-        throw new Error(
-          `A user with the email ${inputs.email} already exists (${existing.id}). Set \`adopt: true\` to manage it ` +
-            "from this program, or choose another email",
-        );
-      }
-      if (!ambiguous) {
-        throw new Error(
-          `A user with the email ${inputs.email} already exists outside the entity this provider manages; choose ` +
-            "another email",
-        );
-      }
-      // Nothing was created: emails are unique, so one more attempt cannot make a second user.
-      if (attempt >= 2) {
-        throw new Error(
-          `Creating user ${inputs.email} failed: ${(error as Error).message}. No user with that email exists, so ` +
-            "nothing was created; run `pulumi up` again",
-          { cause: error },
-        );
-      }
-    }
-  }
+  let made: ApiUser | undefined;
+  return createUnique({
+    what: `user with the email ${inputs.email}`,
+    adopt: inputs.adopt,
+    retryConflicts: true,
+    send: async () => {
+      made = await api.createUser({ body });
+      return { id: made.id };
+    },
+    findByName: () => findByEmail(inputs.email, inputs.entityId),
+    takeOver: (existing) => adopt(inputs, existing),
+    outputs: async (id) =>
+      outputsOf(inputs, made ?? (await api.getUser({ params: { id }, query: entityQuery(inputs.entityId) }))),
+    partialOutputs: async () => (made ? outputsOf(inputs, made) : plainInputs(inputs)),
+  });
 }
 
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {

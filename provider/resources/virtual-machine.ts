@@ -72,6 +72,8 @@ const diffSpec: DiffSpec = {
   // `teamId` removed from the program takes the VM out of its resource group, as `null` does.
   clearable: ["teamId"],
   ignored: ["allowReplaceOnShrink", "configurationSize"],
+  // A VM whose creation failed (status Error) can only be replaced.
+  failed: (olds) => (olds.status === "Error" ? "status" : undefined),
 };
 
 /** Statuses during which a job works on the VM: other state-changing calls answer 409 until it ends. */
@@ -108,7 +110,7 @@ function shrinks(from: Size, to: Size): string[] {
 
 function shrinkMessage(from: number, to: number, what: string[]): string {
   return (
-    `configurationId can only grow in place: ${from} → ${to} would shrink the VM (${what.join(", ")}). Choose a ` +
+    `can only grow in place: ${from} → ${to} would shrink the VM (${what.join(", ")}). Choose a ` +
     "configuration at least as large, or set `allowReplaceOnShrink: true` to replace the VM (a new VM, its disk " +
     "content is not kept)"
   );
@@ -122,7 +124,7 @@ function crossChecks(known: Partial<VirtualMachineInputs>, failures: CheckFailur
   if (nics.filter((n) => n.primary === true).length > 1) {
     failures.push({
       property: "networkInterfaces",
-      reason: "networkInterfaces: exactly one interface may have `primary: true` (none marked: the first is primary)",
+      reason: "exactly one interface may have `primary: true` (none marked: the first is primary): unmark the others",
     });
   }
   const seen = new Set<string>();
@@ -130,7 +132,7 @@ function crossChecks(known: Partial<VirtualMachineInputs>, failures: CheckFailur
     if (seen.has(nic.networkId)) {
       failures.push({
         property: `networkInterfaces.${i}.networkId`,
-        reason: `networkInterfaces.${i}.networkId: network ${nic.networkId} is named twice; a VM has one interface per network`,
+        reason: `network ${nic.networkId} is named twice; a VM has one interface per network: remove the repeat`,
       });
     }
     seen.add(nic.networkId);
@@ -157,7 +159,7 @@ async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
     result.failures.push({
       property: "adopt",
       reason:
-        "adopt: VM names are not unique in the API, so an existing VM cannot be taken over by name; remove `adopt` " +
+        "VM names are not unique in the API, so an existing VM cannot be taken over by name; remove `adopt` " +
         "(this program creates its own VM)",
     });
   }
@@ -229,7 +231,6 @@ function diff(_id: string, olds: Props, news: Props): DiffResult {
   ) {
     replaces.push("configurationId");
   }
-  if (olds.status === "Error") replaces.push("status");
   return {
     changes: result.changes || replaces.length > 0,
     replaces,

@@ -1,8 +1,13 @@
 import { z } from "zod";
 import type { Volume as ApiVolume } from "../api";
+import { ApiError, type CloudClient } from "../client";
 import {
   awaitJob,
+  batchedRead,
   checkInputs,
+  readSetting,
+  reasonFor,
+  type CheckResult,
   client,
   diffInputs,
   isConflict,
@@ -12,7 +17,6 @@ import {
   settings,
   uuidInput,
   type CheckFailure,
-  type DiffResult,
   type DiffSpec,
   type Props,
   type ResourceKind,
@@ -33,6 +37,7 @@ export const VolumeInputs = z.strictObject({
   datacenterId: uuidInput("a data center"),
   volumeTypeId: positiveInt("the integer id of a volume type (see getVolumeSizes)"),
   sizeGb: positiveInt("a whole number of GB offered by the volume type (see getVolumeSizes)"),
+  volumeSizeId: positiveInt("the integer id of the volume size of sizeGb (see getVolumeSizes), or left out").optional(),
   // A ResourceGroup's `id` (the team id as text) or `teamId`.
   teamId: teamIdInput.optional(),
   adopt: z.boolean().optional(),
@@ -40,12 +45,15 @@ export const VolumeInputs = z.strictObject({
 export type VolumeInputs = z.output<typeof VolumeInputs>;
 
 const diffSpec: DiffSpec = {
-  inPlace: ["sizeGb"],
+  // volumeSizeId, when given, agrees with sizeGb (checked): the two change together.
+  inPlace: ["sizeGb", "volumeSizeId"],
   // The API has no volume update route: everything but the size is fixed at creation, teamId included.
   replaceOnChanges: ["name", "datacenterId", "volumeTypeId", "teamId"],
   ignored: ["adopt"],
   // Names are unique: a replacement keeping its name must delete the old volume first.
   deleteBeforeReplace: (olds, news) => olds.name === news.name,
+  // A volume whose creation failed (status Error) cannot be repaired in place: the next `up` replaces it.
+  failed: (olds) => (olds.failed === true ? "failed" : undefined),
 };
 
 /** Statuses that a running job will end; anything acting on the volume waits them out. */
@@ -60,7 +68,7 @@ function shrinkCheck(olds: Props, known: Partial<VolumeInputs>, failures: CheckF
     failures.push({
       property: "sizeGb",
       reason:
-        `sizeGb: volumes cannot shrink (${before} GB → ${known.sizeGb} GB): keep sizeGb at ${before} or more, ` +
+        `volumes cannot shrink (${before} GB → ${known.sizeGb} GB): keep sizeGb at ${before} or more, ` +
         "or give the volume a new name to replace it with a smaller one",
     });
   }
@@ -101,14 +109,45 @@ export function settledVolume(id: string, what: string): Promise<ApiVolume> {
   );
 }
 
+type SizeCatalog = Awaited<ReturnType<CloudClient["volumeSizes"]>>;
+
 /**
- * The id of the volume size of `sizeGb` GB for this type in this data center (GET .../volume-sizes). The available
- * sizes need a request, so this is checked at create/update time rather than by `check`.
+ * The volume-size catalogue of each data center, asked once per API and process (it does not change within a
+ * deployment), and again only after the API refused a size taken from it (`forgetSizes`).
+ */
+const catalogs = new Map<string, Promise<SizeCatalog>>();
+const catalogKey = (datacenterId: string) => `${readSetting("baseUrl") ?? ""} ${datacenterId}`;
+
+function sizeCatalog(datacenterId: string): Promise<SizeCatalog> {
+  const key = catalogKey(datacenterId);
+  let found = catalogs.get(key);
+  if (!found) {
+    found = client().volumeSizes({ params: { id: datacenterId } });
+    catalogs.set(key, found);
+    // A failed look-up is not kept: the next one asks again.
+    found.catch(() => catalogs.delete(key));
+  }
+  return found;
+}
+
+/** Drops a data center's cached catalogue (the API refused a size taken from it). */
+function forgetSizes(datacenterId: string): void {
+  catalogs.delete(catalogKey(datacenterId));
+}
+
+/** A refusal that a newer catalogue may cure: the API says a size (or type) is not what we were told. */
+const refusedSize = (error: unknown) =>
+  error instanceof ApiError && (error.status === 400 || error.status === 422) && /size|type/i.test(error.message);
+
+/**
+ * The id of the volume size of `sizeGb` GB for this type in this data center (GET .../volume-sizes, cached). The
+ * available sizes need a request, so this is checked at create/update time rather than by `check` (except for a
+ * `volumeSizeId` given in the program, which check compares with `sizeGb` when the catalogue can be read).
  */
 async function sizeIdFor(datacenterId: string, volumeTypeId: number, sizeGb: number, above = 0): Promise<number> {
   let catalog;
   try {
-    catalog = await client().volumeSizes({ params: { id: datacenterId } });
+    catalog = await sizeCatalog(datacenterId);
   } catch (error) {
     if (isNotFound(error)) throw new Error(`datacenterId: data center ${datacenterId} does not exist`);
     throw error;
@@ -164,24 +203,48 @@ async function adopt(inputs: VolumeInputs, found: ApiVolume, ours: boolean): Pro
   return { id: existing.id, outs: await update(existing.id, outputsOf({}, existing), inputs) };
 }
 
+/** The size id to send: the catalogue's for `sizeGb`, which a `volumeSizeId` of the program must agree with. */
+async function agreedSizeId(inputs: VolumeInputs): Promise<number> {
+  const volumeSizeId = await sizeIdFor(inputs.datacenterId, inputs.volumeTypeId, inputs.sizeGb);
+  if (inputs.volumeSizeId !== undefined && inputs.volumeSizeId !== volumeSizeId) {
+    throw new Error(sizeIdMismatch(inputs.volumeSizeId, volumeSizeId, inputs.sizeGb));
+  }
+  return volumeSizeId;
+}
+
+const sizeIdMismatch = (given: number, expected: number, sizeGb: number) =>
+  `volumeSizeId: ${given} does not agree with sizeGb ${sizeGb}: the ${sizeGb} GB size of this volume type is ` +
+  `${expected}. Leave volumeSizeId out (sizeGb decides it), or set it to ${expected}`;
+
 export async function create(inputs: VolumeInputs): Promise<{ id: string; outs: Props }> {
   const api = client();
-  const volumeSizeId = await sizeIdFor(inputs.datacenterId, inputs.volumeTypeId, inputs.sizeGb);
-  const body = {
+  const body = async () => ({
     name: inputs.name,
     datacenterId: inputs.datacenterId,
     volumeTypeId: inputs.volumeTypeId,
-    volumeSizeId,
+    volumeSizeId: await agreedSizeId(inputs),
     sizeGb: inputs.sizeGb,
     ...(inputs.teamId !== undefined ? { teamId: inputs.teamId } : {}),
-  };
+  });
+  const first = await body();
   return createUnique({
     what: `volume named "${inputs.name}"`,
     adopt: inputs.adopt,
-    send: () => api.createVolume({ body }),
+    send: async () => {
+      try {
+        return await api.createVolume({ body: first });
+      } catch (error) {
+        if (!refusedSize(error)) throw error;
+        // The catalogue may have changed since it was read: read it again, and send again only if it did.
+        forgetSizes(inputs.datacenterId);
+        const again = await body();
+        if (again.volumeSizeId === first.volumeSizeId) throw error;
+        return api.createVolume({ body: again });
+      }
+    },
     findByName: () => findByName(inputs.name),
     takeOver: (existing, ambiguous) => adopt(inputs, existing, ambiguous),
-    outputs: async (id) => outputsOf(inputs, await getVolume(id)),
+    outputs: async (id) => outputsOf(inputs, await readVolume(id)),
     partialOutputs: async (id) => {
       const volume = await getVolume(id).catch(() => undefined);
       return volume ? outputsOf(inputs, volume) : { ...plainInputs(inputs), failed: true };
@@ -189,13 +252,23 @@ export async function create(inputs: VolumeInputs): Promise<{ id: string; outs: 
   });
 }
 
+/** Volumes are read in batches through the list endpoint: its items carry every field of a volume. */
+const volumes = () =>
+  batchedRead<ApiVolume>("volumes", (api) => ({
+    list: (page, limit) => api.listVolumes({ query: { page, limit, sort: "createdAt:asc" } }),
+    get: (id) => api.getVolume({ params: { id } }),
+  }));
+
+/** The volume through the batched reader. */
+async function readVolume(id: string): Promise<ApiVolume> {
+  const found = await volumes().read(id);
+  if (!found) throw new Error(`Volume ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
+  return found;
+}
+
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
-  try {
-    return { id, props: outputsOf(props, await getVolume(id)) };
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
+  const found = await volumes().read(id);
+  return found ? { id, props: outputsOf(props, found) } : null;
 }
 
 /** Only the size changes in place: grown by a resize job with the matching size id; shrinking is refused. */
@@ -210,8 +283,21 @@ export async function update(id: string, _olds: Props, news: VolumeInputs): Prom
     }
     const what = `Resizing volume "${volume.name}" to ${news.sizeGb} GB`;
     volume = await settledVolume(id, what);
-    const newVolumeSizeId = await sizeIdFor(volume.datacenter.id, volume.volumeTypeId, news.sizeGb, volume.sizeGb);
-    const job = await client().resizeVolume({ params: { id }, body: { newSizeGb: news.sizeGb, newVolumeSizeId } });
+    const sizeId = () => sizeIdFor(volume.datacenter.id, volume.volumeTypeId, news.sizeGb, volume.sizeGb);
+    const resize = async (newVolumeSizeId: number) => {
+      if (news.volumeSizeId !== undefined && news.volumeSizeId !== newVolumeSizeId) {
+        throw new Error(sizeIdMismatch(news.volumeSizeId, newVolumeSizeId, news.sizeGb));
+      }
+      return client().resizeVolume({ params: { id }, body: { newSizeGb: news.sizeGb, newVolumeSizeId } });
+    };
+    const first = await sizeId();
+    const job = await resize(first).catch(async (error: unknown) => {
+      if (!refusedSize(error)) throw error;
+      forgetSizes(volume.datacenter.id);
+      const again = await sizeId();
+      if (again === first) throw error;
+      return resize(again);
+    });
     await awaitJob(job.jobId, what);
     volume = await getVolume(id);
   }
@@ -219,9 +305,10 @@ export async function update(id: string, _olds: Props, news: VolumeInputs): Prom
 }
 
 /**
- * Deletes the volume once it is Available. Its VolumeAttachment depends on it, so Pulumi detaches it first; a job
- * still running on the volume is waited out (bounded by cloudinfra:jobTimeoutMs). A volume that stays attached with
- * no job running (attached outside the program) is given a short grace, then named in a clear error.
+ * Deletes the volume: the delete is sent at once, and the volume is looked at only when the API refuses it (409).
+ * Its VolumeAttachment depends on it, so Pulumi detaches it first; a job still running on the volume is waited out
+ * (bounded by cloudinfra:jobTimeoutMs). A volume that stays attached with no job running (attached outside the
+ * program) is given a short grace, then named in a clear error.
  */
 export async function remove(id: string): Promise<void> {
   const api = client();
@@ -229,6 +316,15 @@ export async function remove(id: string): Promise<void> {
   const deadline = Date.now() + current.jobTimeoutMs;
   const attachedDeadline = Date.now() + Math.min(current.jobTimeoutMs, 60_000);
   for (;;) {
+    try {
+      const job = await api.deleteVolume({ params: { id } });
+      await awaitJob(job.jobId, `Deleting volume ${id}`);
+      return;
+    } catch (error) {
+      if (isNotFound(error)) return;
+      if (!isConflict(error)) throw error;
+    }
+    // Refused: something holds the volume. Look at what, and wait or explain.
     let volume: ApiVolume;
     try {
       volume = await getVolume(id);
@@ -236,24 +332,14 @@ export async function remove(id: string): Promise<void> {
       if (isNotFound(error)) return;
       throw error;
     }
-    const deletable = volume.status === "Available" || (volume.status === "Error" && volume.virtualMachineId === null);
-    if (deletable) {
-      try {
-        const job = await api.deleteVolume({ params: { id } });
-        await awaitJob(job.jobId, `Deleting volume "${volume.name}"`);
-        return;
-      } catch (error) {
-        if (isNotFound(error)) return;
-        // Something started on the volume meanwhile: look again.
-        if (!isConflict(error)) throw error;
-      }
-    } else if (volume.status === "In-use" && Date.now() > attachedDeadline) {
+    if (volume.status === "In-use" && Date.now() > attachedDeadline) {
       throw new Error(
         `Volume "${volume.name}" (${id}) is still attached to virtual machine ${volume.virtualMachineName ?? "?"} ` +
           `(${volume.virtualMachineId ?? "?"}): delete the VolumeAttachment that holds it, or detach it, then run ` +
           "the command again",
       );
-    } else if (Date.now() > deadline) {
+    }
+    if (Date.now() > deadline) {
       throw new Error(
         `Volume "${volume.name}" (${id}) is still ${volume.status} after ${current.jobTimeoutMs} ms, and only an ` +
           "Available volume can be deleted; raise cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
@@ -263,23 +349,35 @@ export async function remove(id: string): Promise<void> {
   }
 }
 
-/** A volume whose creation failed (status Error) cannot be repaired in place: the next `up` replaces it. */
-function diff(olds: Props, news: Props): DiffResult {
-  const result = diffInputs(olds, news, diffSpec);
-  if (olds.failed !== true) return result;
-  return {
-    changes: true,
-    replaces: [...result.replaces, "failed"],
-    stables: result.stables,
-    deleteBeforeReplace: result.deleteBeforeReplace || olds.name === news.name,
-  };
+/**
+ * A `volumeSizeId` given in the program must agree with `sizeGb`: compared with the data center's catalogue when it
+ * can be read (cached; read-only), else left to create and update, which compare it too.
+ */
+async function sizeIdCheck(known: Partial<VolumeInputs>, failures: CheckFailure[]): Promise<void> {
+  const { datacenterId, volumeTypeId, sizeGb, volumeSizeId } = known;
+  if (volumeSizeId === undefined || !datacenterId || !volumeTypeId || !sizeGb) return;
+  if (failures.some((f) => ["datacenterId", "volumeTypeId", "sizeGb", "volumeSizeId"].includes(f.property))) return;
+  const catalog = await sizeCatalog(datacenterId).catch(() => undefined);
+  const sizes = catalog?.volumeTypes.find((t) => t.id === volumeTypeId)?.availableSizes;
+  const expected = sizes?.find((s) => s.sizeGb === sizeGb)?.id;
+  if (expected !== undefined && expected !== volumeSizeId) {
+    failures.push({
+      property: "volumeSizeId",
+      reason: reasonFor("volumeSizeId", sizeIdMismatch(volumeSizeId, expected, sizeGb)),
+    });
+  }
+}
+
+async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
+  const result = checkInputs(VolumeInputs, news, (known, failures) => shrinkCheck(olds, known, failures));
+  await sizeIdCheck(result.inputs, result.failures);
+  return result;
 }
 
 export const volume: ResourceKind = {
   name: "Volume",
-  check: (olds: Props, news: Props) =>
-    checkInputs(VolumeInputs, news, (known, failures) => shrinkCheck(olds, known, failures)),
-  diff: (_id: string, olds: Props, news: Props) => diff(olds, news),
+  check: (olds: Props, news: Props) => check(olds, news),
+  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as VolumeInputs),
   read: (id: string, props: Props) => read(id, props),
   update: (id: string, olds: Props, news: Props) => update(id, olds, news as VolumeInputs),

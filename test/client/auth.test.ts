@@ -100,14 +100,39 @@ describe("email + password + TOTP", () => {
     expect(exchangesOf("check").filter((e) => e.status === 0)).toHaveLength(0);
   });
 
-  it("reports a wrong TOTP secret as INVALID_OTP after one retry with the next code", async () => {
+  it("a wrong TOTP secret took 57-118 s to fail without naming it: fails at the first refused code, naming cloudinfra:totpSecret and the clock", async () => {
     const member = h.emulator.bootstrap.users.member;
-    const client = h.client({
-      auth: { email: member.email, password: member.password, totpSecret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP" },
-    });
-    const start = h.exchanges.length;
-    await expect(client.check()).rejects.toMatchObject({ status: 400, code: "INVALID_OTP" });
-    expect(h.exchanges.slice(start).filter((e) => e.route === "verifyTotp")).toHaveLength(2);
+    const wrongSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+    const client = h.client({ auth: { email: member.email, password: member.password, totpSecret: wrongSecret } });
+    const since = h.emulator.ctx.now();
+    const error = (await client.check().catch((e: unknown) => e)) as ApiError;
+    expect(error).toMatchObject({ status: 400, code: "INVALID_OTP" });
+    expect(error.message).toContain("cloudinfra:totpSecret");
+    expect(error.message).toContain("clock");
+    expect(error.message).not.toContain(wrongSecret);
+    // Later calls (every resource of a deployment) fail the same way at once: no second code is spent, no sign-in.
+    const again = (await client.listNetworks({}).catch((e: unknown) => e)) as ApiError;
+    expect(again.message).toBe(error.message);
+    const log = await h.requestLog({ since: String(since) });
+    expect(log.filter((e) => e.route === "verifyTotp").map((e) => e.status)).toEqual([400]);
+    expect(log.filter((e) => e.route === "signIn")).toHaveLength(1);
+  });
+
+  it("a clock off by more than 30 s took minutes to fail: the error says how far this clock is from the server's", async () => {
+    const member = h.emulator.bootstrap.users.member;
+    const client = passwordClient();
+    const since = h.emulator.ctx.now();
+    h.emulator.ctx.clockOffsetMs += 120_000; // the server's clock is two minutes ahead of ours
+    try {
+      const error = (await client.check().catch((e: unknown) => e)) as ApiError;
+      expect(error).toMatchObject({ status: 400, code: "INVALID_OTP" });
+      expect(error.message).toMatch(/clock, which is 1(19|20|21) s behind the server's/);
+      expect(error.message).not.toContain(member.totpSecret);
+    } finally {
+      h.emulator.ctx.clockOffsetMs -= 120_000;
+    }
+    const log = await h.requestLog({ since: String(since) });
+    expect(log.filter((e) => e.route === "verifyTotp")).toHaveLength(1);
   });
 });
 

@@ -120,6 +120,35 @@ describe("Network lifecycle", () => {
     expect(await networksNamed("jf-")).toEqual([]);
   });
 
+  it("an ambiguous create (5xx) that created nothing reported the raw 'may have taken effect' error: retried once; twice says nothing was created", async () => {
+    const options = stack.options();
+    const since = stack.now();
+    await stack.faults("createNetwork,status=500,count=1");
+    const created = await up(program({ name: "amb-net", datacenterId: fra.id, networkType: "standard" }), options);
+    await stack.faults("");
+    const posts = (await stack.requests(since)).filter((r) => r.route === "createNetwork");
+    expect(posts.map((r) => r.status)).toEqual([500, 202]);
+    expect((await networksNamed("amb-")).map((n) => n.id)).toEqual([created.outputs.id]);
+    await destroy(options);
+
+    await stack.faults("createNetwork,status=503,count=2");
+    const failed = await up(program({ name: "amb-net", datacenterId: fra.id, networkType: "standard" }), {
+      ...options,
+      throwOnError: false,
+    });
+    await stack.faults("");
+    const message = failed.errors.map((e) => e.message).join("\n");
+    expect(message).toContain("nothing was created; the next `pulumi up` creates it");
+    expect(message).not.toContain("may have taken effect");
+    expect(failed.state.resources.filter((r) => r.name === "net")).toEqual([]);
+    expect(await networksNamed("amb-")).toEqual([]);
+    // ... and the next up does.
+    const next = await up(program({ name: "amb-net", datacenterId: fra.id, networkType: "standard" }), options);
+    expect(next.step("net").op).toBe("create");
+    await destroy(options);
+    expect(await networksNamed("amb-")).toEqual([]);
+  });
+
   it("11. adopts an existing network by name and aligns it; without adopt it explains the conflict", async () => {
     const options = stack.options();
     const existing = await stack.api.createNetwork({

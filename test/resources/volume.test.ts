@@ -204,6 +204,104 @@ describe("Volume lifecycle", () => {
     expect(await volumesNamed("jf-")).toEqual([]);
   });
 
+  it("GET volume-sizes was sent before every volume create, and a GET before every delete: once per data center, none before a delete", async () => {
+    const options = stack.options();
+    const many = () => {
+      const ids: Record<string, unknown> = {};
+      for (let i = 0; i < 4; i++) {
+        ids[`f${i}`] = new Volume(`f${i}`, {
+          name: `rq-f${i}`,
+          datacenterId: fra.id,
+          volumeTypeId: SSD,
+          sizeGb: 10,
+        }).id;
+      }
+      for (let i = 0; i < 2; i++) {
+        ids[`a${i}`] = new Volume(`a${i}`, {
+          name: `rq-a${i}`,
+          datacenterId: ams.id,
+          volumeTypeId: NVME,
+          sizeGb: 50,
+        }).id;
+      }
+      return ids;
+    };
+    const since = stack.now();
+    await up(many, options);
+    const created = await stack.requests(since);
+    expect(created.filter((r) => r.route === "createVolume")).toHaveLength(6);
+    expect(created.filter((r) => r.route === "volumeSizes").map((r) => r.path)).toEqual(
+      expect.arrayContaining([expect.stringContaining(fra.id), expect.stringContaining(ams.id)]),
+    );
+    expect(created.filter((r) => r.route === "volumeSizes")).toHaveLength(2);
+    expect(await volumesNamed("rq-")).toHaveLength(6);
+
+    const beforeDestroy = stack.now();
+    await destroy(options);
+    const destroyed = await stack.requests(beforeDestroy);
+    expect(destroyed.filter((r) => r.route === "deleteVolume").map((r) => r.status)).toEqual(Array(6).fill(202));
+    expect(destroyed.filter((r) => r.route === "getVolume")).toEqual([]);
+    expect(await volumesNamed("rq-")).toEqual([]);
+  });
+
+  it("volumeSizeId, the API's own field, was refused as unknown: accepted when it agrees with sizeGb, a clear error when not", async () => {
+    const options = stack.options();
+    const agreed = await up(
+      program({ name: "vs-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 20, volumeSizeId: 102 }),
+      options,
+    );
+    expect(await getVolume(agreed.outputs.id as string)).toMatchObject({ sizeGb: 20, volumeSizeId: 102 });
+    expect(
+      (
+        await up(
+          program({ name: "vs-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 20, volumeSizeId: 102 }),
+          options,
+        )
+      ).step("vol").op,
+    ).toBe("same");
+
+    const since = stack.now();
+    const error = await failure(
+      up(program({ name: "vs-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 50, volumeSizeId: 102 }), options),
+    );
+    expect(error.message).toContain("volumeSizeId: 102 does not agree with sizeGb 50");
+    expect(error.message).toContain("set it to 103");
+    expect(error.message).not.toContain("volumeSizeId: volumeSizeId");
+    expect((await stack.requests(since)).filter((r) => r.method !== "GET")).toEqual([]);
+    expect(await getVolume(agreed.outputs.id as string)).toMatchObject({ sizeGb: 20 });
+
+    const grown = await up(
+      program({ name: "vs-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 50, volumeSizeId: 103 }),
+      options,
+    );
+    expect(grown.step("vol").op).toBe("update");
+    expect(await getVolume(agreed.outputs.id as string)).toMatchObject({ sizeGb: 50, volumeSizeId: 103 });
+    await destroy(options);
+    expect(await volumesNamed("vs-")).toEqual([]);
+  });
+
+  it("an ambiguous create (5xx) that created nothing reported the raw 'may have taken effect' error: retried once; twice says nothing was created", async () => {
+    const options = stack.options();
+    const args = { name: "amb-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 10 };
+    const since = stack.now();
+    await stack.faults("createVolume,status=500,count=1");
+    const created = await up(program(args), options);
+    await stack.faults("");
+    const posts = (await stack.requests(since)).filter((r) => r.route === "createVolume");
+    expect(posts.map((r) => r.status)).toEqual([500, 202]);
+    expect((await volumesNamed("amb-")).map((v) => v.id)).toEqual([created.outputs.id]);
+    await destroy(options);
+
+    await stack.faults("createVolume,status=502,count=2");
+    const failed = await up(program(args), { ...options, throwOnError: false });
+    await stack.faults("");
+    const message = failed.errors.map((e) => e.message).join("\n");
+    expect(message).toContain("nothing was created; the next `pulumi up` creates it");
+    expect(message).not.toContain("may have taken effect");
+    expect(failed.state.resources.filter((r) => r.name === "vol")).toEqual([]);
+    expect(await volumesNamed("amb-")).toEqual([]);
+  });
+
   it("11. adopts an existing volume by name and grows it; without adopt it explains the conflict", async () => {
     const options = stack.options();
     const existing = await stack.api.createVolume({
@@ -234,9 +332,9 @@ describe("Volume lifecycle", () => {
 
     const since = stack.now();
     const destroying = destroy(options);
-    // Once the provider has looked at the attached volume, detach it (as its VolumeAttachment's delete would).
+    // Once the API has refused the delete of the attached volume, detach it (as its VolumeAttachment's delete would).
     for (;;) {
-      const seen = (await stack.requests(since)).filter((r) => r.route === "getVolume");
+      const seen = (await stack.requests(since)).filter((r) => r.route === "deleteVolume");
       if (seen.length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -244,9 +342,14 @@ describe("Volume lifecycle", () => {
     const { jobId } = await stack.api.detachVolume({ params: { id } });
     await stack.api.jobs.wait(jobId);
     await destroying;
-    const deletes = (await stack.requests(since)).filter((r) => r.route === "deleteVolume");
-    expect(deletes).toHaveLength(1);
-    expect(deletes[0].at).toBeGreaterThanOrEqual(detachedAt);
+    const log = await stack.requests(since);
+    // The delete is sent first (no look before it); the provider looks only after a refusal.
+    expect(log.find((r) => r.route === "deleteVolume" || r.route === "getVolume")?.route).toBe("deleteVolume");
+    const deletes = log.filter((r) => r.route === "deleteVolume");
+    expect(deletes.filter((r) => r.status !== 202).every((r) => r.status === 409)).toBe(true);
+    const accepted = deletes.filter((r) => r.status === 202);
+    expect(accepted).toHaveLength(1);
+    expect(accepted[0].at).toBeGreaterThanOrEqual(detachedAt);
     expect(await volumesNamed("wt-")).toEqual([]);
     await stack.api.deleteVm({ params: { id: vmId } });
   });

@@ -1,0 +1,120 @@
+import { ApiError } from "./errors";
+
+export interface BatchedReaderOptions {
+  /** How long reads are gathered before a batch is sent. Default 25 ms. */
+  gatherMs?: number;
+  /** Fewer reads than this in a batch are sent one by one (one GET each). Default 4. */
+  minBatch?: number;
+  /** Items per list page (the API allows at most 100). Default 100. */
+  pageSize?: number;
+}
+
+/** A page of the kind's list endpoint. */
+export interface ListPage<T> {
+  data: T[];
+  meta: { totalPages: number; hasNextPage: boolean };
+}
+
+/** Counters for tests and diagnostics. */
+export interface BatchedReaderStats {
+  /** Batches sent. */
+  batches: number;
+  /** List pages requested. */
+  pages: number;
+  /** Single reads (GET by id) sent. */
+  singles: number;
+  /** Reads answered. */
+  reads: number;
+}
+
+interface Pending<T> {
+  id: string;
+  resolve(value: T | null): void;
+  reject(error: unknown): void;
+}
+
+const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;
+
+/**
+ * Reads resources of one kind by id, gathering the reads that arrive together (as `pulumi refresh` sends them) into
+ * one batch, as the JobWaiter gathers job polls: a batch of a few is read one GET per id; a larger one is read
+ * through the kind's list endpoint, page by page, for as long as a page costs less than the single reads it
+ * replaces. An id the list did not show (gone, or moved between pages while they were read) is read by id, so
+ * absence from a list never counts as deletion. Use it only for kinds whose list items carry every field of the
+ * detail. Resolves null for a resource that does not exist.
+ */
+export class BatchedReader<T extends { id: string }> {
+  readonly stats: BatchedReaderStats = { batches: 0, pages: 0, singles: 0, reads: 0 };
+  private pending: Pending<T>[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private readonly options: Required<BatchedReaderOptions>;
+
+  constructor(
+    private readonly listPage: (page: number, limit: number) => Promise<ListPage<T>>,
+    private readonly getOne: (id: string) => Promise<T>,
+    options: BatchedReaderOptions = {},
+  ) {
+    this.options = { gatherMs: 25, minBatch: 4, pageSize: 100, ...options };
+    this.options.pageSize = Math.min(100, Math.max(1, this.options.pageSize));
+  }
+
+  /** The resource of this id, or null when it does not exist. */
+  read(id: string): Promise<T | null> {
+    return new Promise<T | null>((resolve, reject) => {
+      this.pending.push({ id, resolve, reject });
+      this.timer ??= setTimeout(() => {
+        this.timer = null;
+        const batch = this.pending;
+        this.pending = [];
+        void this.flush(batch);
+      }, this.options.gatherMs);
+    });
+  }
+
+  private async single(id: string): Promise<T | null> {
+    this.stats.singles++;
+    try {
+      return await this.getOne(id);
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  private async flush(batch: Pending<T>[]): Promise<void> {
+    this.stats.batches++;
+    this.stats.reads += batch.length;
+    const wanted = new Map<string, Pending<T>[]>();
+    for (const p of batch) wanted.set(p.id, [...(wanted.get(p.id) ?? []), p]);
+    const answer = (id: string, value: T | null) => {
+      for (const p of wanted.get(id) ?? []) p.resolve(value);
+      wanted.delete(id);
+    };
+    const fail = (id: string, error: unknown) => {
+      for (const p of wanted.get(id) ?? []) p.reject(error);
+      wanted.delete(id);
+    };
+    if (wanted.size >= this.options.minBatch) {
+      try {
+        for (let page = 1; ; page++) {
+          this.stats.pages++;
+          const { data, meta } = await this.listPage(page, this.options.pageSize);
+          for (const item of data) if (wanted.has(item.id)) answer(item.id, item);
+          // Another page only while it costs less than reading the ids still missing one by one.
+          const pagesLeft = meta.totalPages - page;
+          if (!meta.hasNextPage || data.length === 0 || wanted.size === 0 || pagesLeft >= wanted.size) break;
+        }
+      } catch {
+        // The list failed (after the transport's retries): the single reads below still answer each id.
+      }
+    }
+    await Promise.all(
+      [...wanted.keys()].map((id) =>
+        this.single(id).then(
+          (value) => answer(id, value),
+          (error: unknown) => fail(id, error),
+        ),
+      ),
+    );
+  }
+}
