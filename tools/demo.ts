@@ -3,8 +3,9 @@
  * emulator — up, its outputs, a change made behind the stack's back, refresh showing the drift, up repairing it,
  * destroy — with a short summary of each step, checked against what the API holds.
  *
- * With a `pulumi` CLI on PATH the stack is run by the real CLI (Automation API, local file backend, passphrase
- * secrets, and the policy pack of examples/policy-pack when present); otherwise by the test host (test/harness), which
+ * With a `pulumi` CLI (on PATH, or built by `npm run cli`) the stack is run by the real CLI (Automation API with the
+ * quickstart as an inline program, local file backend, passphrase secrets, and the policy pack of
+ * examples/policy-pack when present); otherwise by the test host (test/harness), which
  * drives Pulumi's real dynamic-provider host. Exit code 0 when every step did what the summary says, 1 otherwise.
  */
 import * as fs from "node:fs";
@@ -12,10 +13,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { ApiError, CloudClient } from "@cloudinfra/pulumi/client";
 import { startEmulator, type RunningEmulator } from "@cloudinfra/pulumi/emulator";
-import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { quickstart } from "../examples/quickstart/program";
 import * as harness from "../test/harness";
-import { cliEnvironment, prepareProject, pulumiCliVersion, repositoryRoot } from "./pulumi-cli";
+import { inlineStack, prepareProject, repositoryRoot, usePulumiCli, type PlainConfig } from "./pulumi-cli";
 
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
@@ -136,12 +136,13 @@ function printChanges(list: Change[]): void {
 // ---------------------------------------------------------------- the two ways of running the stack
 
 /** The test host: the real dynamic-provider host, driven without the Pulumi engine (test/harness). */
-async function testHostBackend(work: string, config: Record<string, string | { secret: string }>): Promise<Backend> {
+async function testHostBackend(work: string, config: PlainConfig): Promise<Backend> {
   const options = { stateFile: path.join(work, "state.json"), project: "quickstart", stack: "demo", config };
   return {
     description:
-      "No `pulumi` CLI on PATH: running through the test host (test/harness), which drives Pulumi's real " +
-      "dynamic-provider host without the engine.",
+      "No `pulumi` CLI on PATH, and none built by `npm run cli` (it builds the pinned CLI from Go modules in a few " +
+      "minutes): running through the test host (test/harness), which drives Pulumi's real dynamic-provider host " +
+      "without the engine.",
     policyPack: false,
     async up() {
       const result = await harness.up(quickstart, options);
@@ -164,32 +165,23 @@ async function testHostBackend(work: string, config: Record<string, string | { s
 }
 
 /** The real `pulumi` CLI through the Automation API: local file backend, passphrase secrets, the policy pack. */
-async function cliBackend(
-  work: string,
-  version: string,
-  config: Record<string, string | { secret: string }>,
-): Promise<Backend> {
+async function cliBackend(work: string, version: string, config: PlainConfig): Promise<Backend> {
   const root = repositoryRoot();
   const projectDir = prepareProject(path.join(root, "examples", "quickstart"), work);
   const packSource = path.join(root, "examples", "policy-pack");
   const policyPacks = fs.existsSync(path.join(packSource, "PulumiPolicy.yaml"))
     ? [prepareProject(packSource, work)]
     : [];
-  const stack = await LocalWorkspace.createOrSelectStack(
-    { stackName: "demo", workDir: projectDir },
-    { envVars: cliEnvironment(path.join(work, "backend"), projectDir), secretsProvider: "passphrase" },
-  );
-  await stack.setAllConfig(
-    Object.fromEntries(
-      Object.entries(config).map(([key, value]) => [
-        key,
-        typeof value === "string" ? { value } : { value: value.secret, secret: true },
-      ]),
-    ),
-  );
+  const stack = await inlineStack({
+    projectDir,
+    backendDir: path.join(work, "backend"),
+    stackName: "demo",
+    program: async () => quickstart(),
+    config,
+  });
   return {
     description:
-      `Running the real Pulumi CLI (${version}) with a local file backend` +
+      `Running the real Pulumi CLI (${version}, the quickstart as an inline program) with a local file backend` +
       (policyPacks.length > 0 ? " and the policy pack of examples/policy-pack." : "."),
     policyPack: policyPacks.length > 0,
     async up() {
@@ -347,7 +339,7 @@ async function main(): Promise<number> {
       "cloudinfra:apiKey": { secret: admin.apiKey },
       "cloudinfra:pollIntervalMs": "100",
     };
-    const version = pulumiCliVersion();
+    const version = usePulumiCli();
     const backend =
       version === undefined ? await testHostBackend(work, config) : await cliBackend(work, version, config);
     say(backend.description);

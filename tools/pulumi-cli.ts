@@ -5,6 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, type PulumiFn, type Stack } from "@pulumi/pulumi/automation";
 
@@ -20,6 +21,33 @@ export function repositoryRoot(from: string = __dirname): string {
 export function pulumiCliVersion(): string | undefined {
   const found = spawnSync("pulumi", ["version"], { encoding: "utf8", timeout: 30_000 });
   return found.status === 0 ? found.stdout.trim() : undefined;
+}
+
+/**
+ * The directory where `npm run cli` (cli/build.sh) puts the pinned CLI and its launchers: the same cache, keyed by
+ * the version that cli/go.mod pins.
+ */
+export function builtCliDirectory(root: string = repositoryRoot()): string {
+  const goMod = fs.readFileSync(path.join(root, "cli", "go.mod"), "utf8");
+  const version = /github\.com\/pulumi\/pulumi\/pkg\/v3 (v\S+)/.exec(goMod)?.[1];
+  if (version === undefined) throw new Error("cli/go.mod pins no github.com/pulumi/pulumi/pkg/v3");
+  const cache =
+    process.env.CLOUDINFRA_CLI_CACHE ??
+    path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "cloudinfra", "pulumi-cli");
+  return path.join(cache, version);
+}
+
+/**
+ * The `pulumi` CLI to use: the one on PATH, else the one `npm run cli` built (its directory is then put first on
+ * this process's PATH, for the Automation API and the plugins it starts). Its version, or undefined when neither.
+ */
+export function usePulumiCli(): string | undefined {
+  const onPath = pulumiCliVersion();
+  if (onPath !== undefined) return onPath;
+  const built = builtCliDirectory();
+  if (!fs.existsSync(path.join(built, "pulumi"))) return undefined;
+  process.env.PATH = `${built}${path.delimiter}${process.env.PATH ?? ""}`;
+  return pulumiCliVersion();
 }
 
 /**

@@ -9,17 +9,15 @@ import * as path from "node:path";
 import type { PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { afterAll, describe } from "vitest";
 import type { EmulatorOptions } from "../../emulator/context";
-import { inlineStack, prepareProject, pulumiCliVersion, type PlainConfig } from "../../tools/pulumi-cli";
+import { inlineStack, prepareProject, usePulumiCli, type PlainConfig } from "../../tools/pulumi-cli";
 import { stackOnEmulator, type Stack as EmulatorStack } from "../resources/helpers";
 
 const root = path.resolve(__dirname, "../..");
 
-/** The version of the `pulumi` on PATH, if any. */
-export const cliVersion = pulumiCliVersion();
+/** The version of the `pulumi` CLI the suites run (on PATH, or built by `npm run cli`), if any. */
+export const cliVersion = usePulumiCli();
 
-const skipReason =
-  "no `pulumi` CLI on PATH: build it with `npm run cli` and put the directory it prints on PATH " +
-  '(`PATH="$(npm run --silent cli | tail -1):$PATH"`); .ci/run does';
+const skipReason = "no `pulumi` CLI on PATH and none built: build it with `npm run cli` (needs Go; .ci/run does)";
 
 if (cliVersion === undefined) {
   if (process.env.CLOUDINFRA_REQUIRE_CLI === "1") {
