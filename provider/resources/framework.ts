@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { ApiError, CloudClient, JobFailedError, JobTimeoutError, Pacer, type ClientAuth } from "../client";
@@ -51,16 +52,38 @@ let unknownKeys: string[] = [];
  * by {@link settingProblems}, with the closest known key.
  */
 export function configure(get: (key: string) => string | undefined, keys?: Iterable<string>): void {
-  stackConfig = {};
+  ({ values: stackConfig, unknownKeys } = configuration(get, keys));
+}
+
+/** One provider configuration's `cloudinfra:*` values, for hosts that serve several ({@link withConfiguration}). */
+export interface Configuration {
+  values: Partial<Record<SettingName, string>>;
+  unknownKeys: string[];
+}
+
+/** The configuration `configure` would keep, without keeping it. */
+export function configuration(get: (key: string) => string | undefined, keys?: Iterable<string>): Configuration {
+  const values: Partial<Record<SettingName, string>> = {};
   for (const name of Object.keys(settingSources) as SettingName[]) {
     const value = get(`cloudinfra:${name}`);
-    if (value !== undefined && value !== "") stackConfig[name] = value;
+    if (value !== undefined && value !== "") values[name] = value;
   }
-  unknownKeys = [...(keys ?? [])].filter((k) => k.startsWith("cloudinfra:") && !(k.slice(11) in settingSources));
+  const unknown = [...(keys ?? [])].filter((k) => k.startsWith("cloudinfra:") && !(k.slice(11) in settingSources));
+  return { values, unknownKeys: unknown };
+}
+
+// A plugin serves one configuration per provider instance (explicit providers), its calls interleaved: each call runs
+// inside its own, and everything it awaits (job waits, retries) keeps reading that one.
+const scopedConfiguration = new AsyncLocalStorage<Configuration>();
+const configValues = () => scopedConfiguration.getStore()?.values ?? stackConfig;
+
+/** Runs `fn` (and everything it awaits) with `config` in force instead of the one `configure` kept. */
+export function withConfiguration<T>(config: Configuration, fn: () => T): T {
+  return scopedConfiguration.run(config, fn);
 }
 
 export function readSetting(name: SettingName): string | undefined {
-  const value = stackConfig[name] ?? process.env[settingSources[name]];
+  const value = configValues()[name] ?? process.env[settingSources[name]];
   return value === undefined || value === "" ? undefined : value;
 }
 
@@ -69,7 +92,7 @@ export function readSetting(name: SettingName): string | undefined {
  * `CLOUDINFRA_API_KEY (environment)`, or both names when it is not set.
  */
 export function settingOrigin(name: SettingName): string {
-  if (stackConfig[name] !== undefined) return `cloudinfra:${name} (stack config)`;
+  if (configValues()[name] !== undefined) return `cloudinfra:${name} (stack config)`;
   const env = process.env[settingSources[name]];
   if (env !== undefined && env !== "") return `${settingSources[name]} (environment)`;
   return `cloudinfra:${name} (or ${settingSources[name]})`;
@@ -78,7 +101,7 @@ export function settingOrigin(name: SettingName): string {
 /** How to set a setting, for messages: the `pulumi config set` command, or the variable it came from. */
 function howToSet(name: SettingName, example: string, secret = false): string {
   const command = `\`pulumi config set${secret ? " --secret" : ""} cloudinfra:${name} ${example}\``;
-  if (stackConfig[name] === undefined && readSetting(name) !== undefined) {
+  if (configValues()[name] === undefined && readSetting(name) !== undefined) {
     return `set ${settingSources[name]}=${example} (or ${command}: stack config wins over the environment)`;
   }
   return command;
@@ -186,7 +209,7 @@ export function settingProblems(): string[] {
 
 function readSettings(): { settings?: Settings; problems: string[] } {
   const problems: string[] = [];
-  for (const key of unknownKeys) {
+  for (const key of scopedConfiguration.getStore()?.unknownKeys ?? unknownKeys) {
     const name = key.slice("cloudinfra:".length);
     const closest = closestSetting(name);
     problems.push(

@@ -1,0 +1,354 @@
+/**
+ * Builds the plugin's Pulumi package schema (schema.json) from the sources the dynamic SDK is made of: the kinds' zod
+ * input schemas (types, required inputs), the data functions' zod schemas, the settings of the framework, and the
+ * SDK's own declarations read as text (descriptions, output properties, secret outputs). Run by `npm run schema`; a
+ * test fails when the committed schema.json differs from what this builds. Never edit schema.json by hand.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import ts from "typescript";
+import { z } from "zod";
+import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../resources";
+import { NetworkInputs } from "../resources/network";
+import { VirtualMachineInputs } from "../resources/virtual-machine";
+import { GpuVirtualMachineInputs } from "../resources/gpu-virtual-machine";
+import { VolumeInputs } from "../resources/volume";
+import { VolumeAttachmentInputs } from "../resources/volume-attachment";
+import { ResourceGroupInputs } from "../resources/resource-group";
+import { UserInputs } from "../resources/user";
+import { ApiKeyInputs } from "../resources/api-key";
+import { GetGpuInventoryArgs, GetGpuInventoryResult, GetVolumeSizesArgs, GetVolumeSizesResult } from "../resources/data";
+
+/** The input schema of every kind: a kind added to the registry without one fails to compile here. */
+export const inputSchemas: Record<KindName, z.ZodObject> = {
+  Network: NetworkInputs,
+  VirtualMachine: VirtualMachineInputs,
+  GpuVirtualMachine: GpuVirtualMachineInputs,
+  Volume: VolumeInputs,
+  VolumeAttachment: VolumeAttachmentInputs,
+  ResourceGroup: ResourceGroupInputs,
+  User: UserInputs,
+  ApiKey: ApiKeyInputs,
+};
+
+/** The SDK file of a kind (kebab case of its name). */
+const sdkFile = (kind: string) => `${kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}.ts`;
+
+export const PACKAGE = "cloudinfra";
+export const token = (name: string) => `${PACKAGE}:index:${name}`;
+
+type JsonSchema = Record<string, unknown> & {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  additionalProperties?: JsonSchema | boolean;
+  const?: unknown;
+  enum?: unknown[];
+};
+export type SchemaType = Record<string, unknown>;
+export interface SchemaProperty extends SchemaType {
+  description?: string;
+  secret?: boolean;
+  replaceOnChanges?: boolean;
+}
+interface ObjectType {
+  type: "object";
+  description?: string;
+  properties: Record<string, SchemaProperty>;
+  required?: string[];
+}
+
+// ---------------------------------------------------------------- the SDK's declarations, read as text
+
+interface Declared {
+  description?: string;
+  /** The declared type's text, e.g. `pulumi.Output<string | undefined>`. */
+  type?: string;
+}
+interface SdkFacts {
+  members(container: string): Map<string, Declared>;
+  doc(name: string): string | undefined;
+  secretOutputs(): string[];
+}
+
+function jsDoc(node: ts.Node): string | undefined {
+  const docs = (node as { jsDoc?: ts.JSDoc[] }).jsDoc;
+  const last = docs?.[docs.length - 1];
+  if (last === undefined) return undefined;
+  const text = typeof last.comment === "string" ? last.comment : ts.getTextOfJSDocComment(last.comment);
+  return text?.replace(/\{@link ([^}]+)\}/g, "`$1`").replace(/\s+/g, " ").trim() || undefined;
+}
+
+function readSdk(file: string): SdkFacts {
+  const text = fs.readFileSync(file, "utf8");
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const containers = new Map<string, Map<string, Declared>>();
+  const docs = new Map<string, string | undefined>();
+  for (const statement of source.statements) {
+    if (ts.isInterfaceDeclaration(statement) || ts.isClassDeclaration(statement)) {
+      const name = statement.name?.text ?? "";
+      docs.set(name, jsDoc(statement));
+      const members = new Map<string, Declared>();
+      for (const member of statement.members) {
+        if ((ts.isPropertySignature(member) || ts.isPropertyDeclaration(member)) && member.name) {
+          const key = ts.isStringLiteral(member.name) ? member.name.text : member.name.getText(source);
+          members.set(key, { description: jsDoc(member), type: member.type?.getText(source) });
+        }
+      }
+      containers.set(name, members);
+    } else if (ts.isFunctionDeclaration(statement) && statement.name) {
+      docs.set(statement.name.text, jsDoc(statement));
+    }
+  }
+  return {
+    members: (container) => containers.get(container) ?? new Map(),
+    doc: (name) => docs.get(name),
+    secretOutputs: () =>
+      [...text.matchAll(/additionalSecretOutputs:\s*\[([^\]]*)\]/g)].flatMap((m) =>
+        [...m[1]!.matchAll(/"([^"]+)"/g)].map((s) => s[1]!),
+      ),
+  };
+}
+
+/** A Pulumi schema type for a TypeScript type text of the SDK (outputs that are not inputs). */
+function typeOfText(text: string | undefined): SchemaType {
+  let t = (text ?? "").trim();
+  const output = /^pulumi\.Output<(.*)>$/s.exec(t);
+  if (output) t = output[1]!.trim();
+  t = t
+    .split("|")
+    .map((part) => part.trim())
+    .filter((part) => part !== "undefined" && part !== "null")
+    .join(" | ");
+  if (/^"[^"]*"( \| "[^"]*")*$/.test(t) || t === "string") return { type: "string" };
+  if (t === "number") return { type: "number" };
+  if (t === "boolean") return { type: "boolean" };
+  const array = /^(.*)\[\]$/s.exec(t);
+  if (array && !array[1]!.includes("|")) return { type: "array", items: typeOfText(array[1]) };
+  const record = /^Record<string, (.*)>$/s.exec(t);
+  if (record) return { type: "object", additionalProperties: typeOfText(record[1]) };
+  return { $ref: "pulumi.json#/Any" };
+}
+
+// ---------------------------------------------------------------- zod (JSON Schema) to Pulumi schema types
+
+class TypeSink {
+  readonly types: Record<string, ObjectType> = {};
+
+  /** A Pulumi schema type for a JSON Schema; objects with known properties become named types `owner`. */
+  convert(schema: JsonSchema, owner: string): SchemaType {
+    const branches = (schema.anyOf ?? schema.oneOf)?.filter((b) => b.type !== "null");
+    if (branches !== undefined) {
+      const converted = branches.map((b, i) => this.convert(b, `${owner}${i}`));
+      const distinct = [...new Map(converted.map((c) => [JSON.stringify(c), c])).values()];
+      if (distinct.length === 1) return distinct[0]!;
+      if (distinct.every((c) => c.type === "integer" || c.type === "number")) return { type: "number" };
+      return { oneOf: distinct };
+    }
+    const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t) => t !== "null");
+    if (types.length > 1) return { oneOf: types.map((type) => this.convert({ ...schema, type }, owner)) };
+    const type = types[0] ?? (schema.const !== undefined ? typeof schema.const : undefined);
+    switch (type) {
+      case "string":
+      case "boolean":
+      case "integer":
+      case "number":
+        return { type };
+      case "array":
+        return { type: "array", items: schema.items ? this.convert(schema.items, owner) : { $ref: "pulumi.json#/Any" } };
+      case "object": {
+        if (schema.properties && Object.keys(schema.properties).length > 0) {
+          const required = schema.required?.length ? [...schema.required] : undefined;
+          this.types[token(owner)] = {
+            type: "object",
+            properties: Object.fromEntries(
+              Object.entries(schema.properties).map(([k, v]) => [k, this.convert(v, `${owner}${capital(k)}`)]),
+            ),
+            ...(required ? { required } : {}),
+          };
+          return { $ref: `#/types/${token(owner)}` };
+        }
+        const values = typeof schema.additionalProperties === "object" ? schema.additionalProperties : {};
+        return { type: "object", additionalProperties: this.convert(values, `${owner}Value`) };
+      }
+      default:
+        return { $ref: "pulumi.json#/Any" };
+    }
+  }
+}
+
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const jsonSchema = (schema: z.ZodType) =>
+  z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as unknown as JsonSchema;
+const outputJsonSchema = (schema: z.ZodType) =>
+  z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as unknown as JsonSchema;
+
+/** Properties of an object schema, each with its description from the SDK when it has one. */
+function properties(
+  schema: JsonSchema,
+  owner: string,
+  sink: TypeSink,
+  described: Map<string, Declared>,
+): Record<string, SchemaProperty> {
+  return Object.fromEntries(
+    Object.entries(schema.properties ?? {}).map(([key, value]) => {
+      const description = described.get(key)?.description;
+      return [key, { ...sink.convert(value, `${owner}${capital(key)}`), ...(description ? { description } : {}) }];
+    }),
+  );
+}
+
+/**
+ * The inputs whose change replaces the resource, asked of the kind's own diff: a change of that one input, every
+ * other input equal, listed in `replaces`.
+ */
+function replacingInputs(kind: KindName, inputs: string[]): string[] {
+  const sample = (k: string, flip: boolean): unknown => `${k}-${flip ? "b" : "a"}`;
+  return inputs.filter((k) => {
+    const olds = Object.fromEntries(inputs.map((i) => [i, sample(i, false)]));
+    const news = { ...olds, [k]: sample(k, true) };
+    try {
+      return kinds[kind].diff("probe", olds, news).replaces.includes(k);
+    } catch {
+      return false;
+    }
+  });
+}
+
+// ---------------------------------------------------------------- settings
+
+const secretSettings: ReadonlySet<SettingName> = new Set(["apiKey", "sessionToken", "password", "totpSecret"]);
+
+/** What each setting is for, when the framework's `Settings` interface does not say it in one field. */
+const settingPurpose: Partial<Record<SettingName, string>> = {
+  apiKey: "API key (`svc_...`): one of the three ways to authenticate.",
+  sessionToken: "Session token: one of the three ways to authenticate.",
+  email: "Email to sign in with (with password and totpSecret): one of the three ways to authenticate.",
+  password: "Password to sign in with (with email and totpSecret).",
+  totpSecret: "Base32 TOTP secret of the signing-in user (with email and password).",
+  entityId: "Entity (UUID) to act in; default: the credentials' own entity.",
+  jobTimeoutMs: "How long to wait for one job; a resource's `customTimeouts` overrides it for that resource.",
+};
+
+function configVariables(framework: SdkFacts): Record<string, SchemaProperty> {
+  const documented = framework.members("Settings");
+  return Object.fromEntries(
+    (Object.keys(settingSources) as SettingName[]).map((name) => {
+      const numeric = (numericSettings as Partial<Record<SettingName, { fallback: number; min: number }>>)[name];
+      const purpose = settingPurpose[name] ?? documented.get(name)?.description ?? "";
+      const extra = numeric ? ` Default ${numeric.fallback}, at least ${numeric.min}.` : "";
+      const property: SchemaProperty = {
+        type: numeric ? "integer" : name === "skipCredentialsValidation" ? "boolean" : "string",
+        description: `${purpose}${extra} Environment variable: ${settingSources[name]}.`.trim(),
+      };
+      if (secretSettings.has(name)) property.secret = true;
+      return [name, property];
+    }),
+  );
+}
+
+// ---------------------------------------------------------------- the package schema
+
+/** The package schema, built from the sources; `root` is the repository (for the SDK's declarations). */
+export function buildSchema(root: string, version: string): Record<string, unknown> {
+  const sink = new TypeSink();
+  const resources: Record<string, unknown> = {};
+  for (const kind of Object.keys(kinds) as KindName[]) {
+    const sdk = readSdk(path.join(root, "sdk", sdkFile(kind)));
+    const args = sdk.members(`${kind}Args`);
+    const declared = sdk.members(kind);
+    const input = jsonSchema(inputSchemas[kind]);
+    const inputProperties = properties(input, kind, sink, args);
+    const secrets = new Set(sdk.secretOutputs());
+    for (const key of replacingInputs(kind, Object.keys(inputProperties))) inputProperties[key]!.replaceOnChanges = true;
+    for (const key of secrets) if (inputProperties[key]) inputProperties[key].secret = true;
+    const outputs: Record<string, SchemaProperty> = {};
+    for (const [key, value] of Object.entries(inputProperties)) {
+      const { replaceOnChanges: _replace, ...rest } = value;
+      outputs[key] = { ...rest, ...(declared.get(key)?.description ? { description: declared.get(key)!.description } : {}) };
+    }
+    for (const [key, member] of declared) {
+      if (outputs[key]) continue;
+      outputs[key] = { ...typeOfText(member.type), ...(member.description ? { description: member.description } : {}) };
+    }
+    for (const key of secrets) if (outputs[key]) outputs[key].secret = true;
+    resources[token(kind)] = {
+      description: sdk.doc(kind) ?? kind,
+      properties: outputs,
+      inputProperties,
+      ...(input.required?.length ? { requiredInputs: input.required } : {}),
+    };
+  }
+  const data = readSdk(path.join(root, "sdk", "data.ts"));
+  const functions = {
+    [token("getGpuInventory")]: functionSpec(sink, data, "getGpuInventory", GetGpuInventoryArgs, GetGpuInventoryResult),
+    [token("getVolumeSizes")]: functionSpec(sink, data, "getVolumeSizes", GetVolumeSizesArgs, GetVolumeSizesResult),
+  };
+  const framework = readSdk(path.join(root, "provider", "resources", "framework.ts"));
+  const variables = configVariables(framework);
+  return {
+    name: PACKAGE,
+    displayName: "Cloud Infrastructure",
+    version,
+    description: "Pulumi provider for the Cloud Infrastructure Management API",
+    keywords: ["pulumi", "cloudinfra", "category/cloud"],
+    license: "Apache-2.0",
+    meta: { moduleFormat: "(.*)" },
+    config: { variables },
+    provider: {
+      description: "The cloudinfra provider: one API, one set of credentials and one entity per instance.",
+      inputProperties: variables,
+    },
+    resources,
+    functions,
+    types: Object.fromEntries(Object.entries(sink.types).sort(([a], [b]) => a.localeCompare(b))),
+    language: { nodejs: { packageName: "@cloudinfra/pulumi" } },
+  };
+}
+
+function functionSpec(
+  sink: TypeSink,
+  sdk: SdkFacts,
+  name: string,
+  args: z.ZodObject,
+  result: z.ZodObject,
+): Record<string, unknown> {
+  const cap = capital(name.replace(/^get/, ""));
+  const inputs = jsonSchema(args);
+  const outputs = outputJsonSchema(result);
+  const resultDocs = sdk.members(`Get${cap}Result`).size > 0 ? sdk.members(`Get${cap}Result`) : sdk.members(cap);
+  return {
+    description: sdk.doc(name) ?? name,
+    inputs: {
+      properties: properties(inputs, `Get${cap}Args`, sink, sdk.members(`Get${cap}Args`)),
+      ...(inputs.required?.length ? { required: inputs.required } : {}),
+    },
+    outputs: {
+      properties: properties(outputs, `Get${cap}Result`, sink, resultDocs),
+      ...(outputs.required?.length ? { required: outputs.required } : {}),
+    },
+  };
+}
+
+/** The committed schema's path, beside this module's source. */
+export function schemaPath(root: string): string {
+  return path.join(root, "provider", "plugin", "schema.json");
+}
+
+/** The schema as committed: two-space JSON with a final newline. */
+export function schemaText(root: string): string {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
+  return `${JSON.stringify(buildSchema(root, manifest.version), null, 2)}\n`;
+}
+
+if (require.main === module) {
+  const root = path.resolve(__dirname, "../../..");
+  const text = schemaText(root);
+  fs.writeFileSync(schemaPath(root), text);
+  // The build copies schema.json into dist/ only when it compiles: keep the copy next to this file current too.
+  fs.writeFileSync(path.join(__dirname, "schema.json"), text);
+  console.log(`wrote ${path.relative(root, schemaPath(root))}`);
+}
