@@ -410,12 +410,23 @@ export class ProviderServer {
     const { name, kind } = kindOf(request.getType(), request.getUrn());
     const props = unwrap(request.getProperties());
     const inputs = unwrap(request.getInputs());
-    const found = await this.inScope(request.getUrn(), request.getTimeout(), () => kind.read(request.getId(), props.props));
+    const importing = Object.keys(inputs.props).length === 0;
+    const found = await this.inScope(request.getUrn(), request.getTimeout(), async () => {
+      const live = await kind.read(request.getId(), props.props);
+      if (!live || !importing) return live && { ...live, inputs: inputs.props };
+      // An import or `get` (no inputs yet) takes the inputs from what the API has, so that a program declaring the
+      // same values next finds nothing to change; inputs the API does not report (e.g. a user's `action`) take the
+      // kind's defaults, in the outputs too.
+      const checked = await kind.check({}, this.inputsFromOutputs(name, live.props));
+      const refused = new Set(checked.failures.map((f) => f.property.split(".")[0]));
+      const derived = Object.fromEntries(Object.entries(checked.inputs).filter(([k]) => !refused.has(k)));
+      const outputs = { ...live.props };
+      for (const [key, value] of Object.entries(derived)) if (outputs[key] === undefined) outputs[key] = value;
+      return { id: live.id, props: outputs, inputs: derived };
+    });
     if (!found) return new provider.ReadResponse().setId("");
     const secrets = this.secretsOf(request.getType(), request.getUrn(), [...props.secrets, ...inputs.secrets]);
-    // Refresh keeps the program's inputs; an import or `get` (no inputs yet) takes them from what the API has, so
-    // that a program declaring the same values next finds nothing to change.
-    const readInputs = Object.keys(inputs.props).length > 0 ? inputs.props : this.inputsFromOutputs(name, found.props);
+    const readInputs = found.inputs;
     return new provider.ReadResponse()
       .setId(found.id)
       .setProperties(wrap(found.props, secrets, this.acceptSecrets))
