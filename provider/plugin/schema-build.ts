@@ -17,7 +17,12 @@ import { VolumeAttachmentInputs } from "../resources/volume-attachment";
 import { ResourceGroupInputs } from "../resources/resource-group";
 import { UserInputs } from "../resources/user";
 import { ApiKeyInputs } from "../resources/api-key";
-import { GetGpuInventoryArgs, GetGpuInventoryResult, GetVolumeSizesArgs, GetVolumeSizesResult } from "../resources/data";
+import {
+  GetGpuInventoryArgs,
+  GetGpuInventoryResult,
+  GetVolumeSizesArgs,
+  GetVolumeSizesResult,
+} from "../resources/data";
 
 /** The input schema of every kind: a kind added to the registry without one fails to compile here. */
 export const inputSchemas: Record<KindName, z.ZodObject> = {
@@ -79,7 +84,12 @@ function jsDoc(node: ts.Node): string | undefined {
   const last = docs?.[docs.length - 1];
   if (last === undefined) return undefined;
   const text = typeof last.comment === "string" ? last.comment : ts.getTextOfJSDocComment(last.comment);
-  return text?.replace(/\{@link ([^}]+)\}/g, "`$1`").replace(/\s+/g, " ").trim() || undefined;
+  return (
+    text
+      ?.replace(/\{@link ([^}]+)\}/g, "`$1`")
+      .replace(/\s+/g, " ")
+      .trim() || undefined
+  );
 }
 
 function readSdk(file: string): SdkFacts {
@@ -158,7 +168,10 @@ class TypeSink {
       case "number":
         return { type };
       case "array":
-        return { type: "array", items: schema.items ? this.convert(schema.items, owner) : { $ref: "pulumi.json#/Any" } };
+        return {
+          type: "array",
+          items: schema.items ? this.convert(schema.items, owner) : { $ref: "pulumi.json#/Any" },
+        };
       case "object": {
         if (schema.properties && Object.keys(schema.properties).length > 0) {
           const required = schema.required?.length ? [...schema.required] : undefined;
@@ -263,12 +276,16 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     const input = jsonSchema(inputSchemas[kind]);
     const inputProperties = properties(input, kind, sink, args);
     const secrets = new Set(sdk.secretOutputs());
-    for (const key of replacingInputs(kind, Object.keys(inputProperties))) inputProperties[key]!.replaceOnChanges = true;
+    for (const key of replacingInputs(kind, Object.keys(inputProperties)))
+      inputProperties[key]!.replaceOnChanges = true;
     for (const key of secrets) if (inputProperties[key]) inputProperties[key].secret = true;
     const outputs: Record<string, SchemaProperty> = {};
     for (const [key, value] of Object.entries(inputProperties)) {
       const { replaceOnChanges: _replace, ...rest } = value;
-      outputs[key] = { ...rest, ...(declared.get(key)?.description ? { description: declared.get(key)!.description } : {}) };
+      outputs[key] = {
+        ...rest,
+        ...(declared.get(key)?.description ? { description: declared.get(key)!.description } : {}),
+      };
     }
     for (const [key, member] of declared) {
       if (outputs[key]) continue;
@@ -338,17 +355,26 @@ export function schemaPath(root: string): string {
   return path.join(root, "provider", "plugin", "schema.json");
 }
 
-/** The schema as committed: two-space JSON with a final newline. */
-export function schemaText(root: string): string {
+/** The schema as committed: JSON formatted as the repository's Prettier formats it. */
+export async function schemaText(root: string): Promise<string> {
   const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
-  return `${JSON.stringify(buildSchema(root, manifest.version), null, 2)}\n`;
+  const prettier = await import("prettier");
+  const options = (await prettier.resolveConfig(schemaPath(root))) ?? {};
+  return prettier.format(JSON.stringify(buildSchema(root, manifest.version)), { ...options, parser: "json" });
 }
 
-if (require.main === module) {
+async function main(): Promise<void> {
   const root = path.resolve(__dirname, "../../..");
-  const text = schemaText(root);
+  const text = await schemaText(root);
   fs.writeFileSync(schemaPath(root), text);
   // The build copies schema.json into dist/ only when it compiles: keep the copy next to this file current too.
   fs.writeFileSync(path.join(__dirname, "schema.json"), text);
-  console.log(`wrote ${path.relative(root, schemaPath(root))}`);
+  process.stdout.write(`wrote ${path.relative(root, schemaPath(root))}\n`);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
 }

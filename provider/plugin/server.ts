@@ -45,7 +45,10 @@ const TYPE_PREFIX = `${PACKAGE}:index:`;
 
 type Schema = {
   version: string;
-  resources: Record<string, { properties: Record<string, { secret?: boolean }>; inputProperties: Record<string, unknown> }>;
+  resources: Record<
+    string,
+    { properties: Record<string, { secret?: boolean }>; inputProperties: Record<string, unknown> }
+  >;
 };
 const packageSchema = schema as unknown as Schema;
 
@@ -64,14 +67,31 @@ export interface ProviderServerOptions {
   log?: (line: EngineLine) => void;
 }
 
-/** The resource a call is about, for log lines (every await of the call inherits it). */
-const callContext = new AsyncLocalStorage<{ urn: string }>();
+/** The server and resource a call is about, for log lines (every await of the call inherits it). */
+const callContext = new AsyncLocalStorage<{ urn: string; server: ProviderServer }>();
+
+let progressRouted = false;
+/** Routes the kinds' progress lines (job started, progress, pauses, retries) to the server of the call in flight. */
+function routeProgress(): void {
+  if (progressRouted) return;
+  progressRouted = true;
+  const line = (severity: EngineLine["severity"]) => (message: string, context?: { resource?: string }) => {
+    const call = callContext.getStore();
+    call?.server.log(severity, context?.resource ? `${context.resource}: ${message}` : message, call.urn);
+  };
+  setProgressLog({ info: line("info"), warn: line("warning") });
+}
 
 /** The kind named by a request's type token, or by the type in its URN (older engines send no type). */
 function kindOf(type: string, urn: string): { name: KindName; kind: ResourceKind } {
   const token = type || (urn.split("::")[2] ?? "").split("$").pop() || "";
   const name = token.startsWith(TYPE_PREFIX) ? token.slice(TYPE_PREFIX.length) : "";
-  if (!(name in kinds)) throw new Error(`unknown resource type ${token}: this provider serves ${Object.keys(kinds).map((k) => TYPE_PREFIX + k).join(", ")}`);
+  if (!(name in kinds))
+    throw new Error(
+      `unknown resource type ${token}: this provider serves ${Object.keys(kinds)
+        .map((k) => TYPE_PREFIX + k)
+        .join(", ")}`,
+    );
   return { name: name as KindName, kind: kinds[name as KindName] };
 }
 
@@ -124,7 +144,7 @@ function detailedDiff(
   const K = provider.PropertyDiff.Kind;
   const keys = [...new Set([...Object.keys(news), ...Object.keys(oldInputs), ...result.replaces])];
   // The outputs as inputs that match the program except for one key: a change the kind sees is that key's.
-  const base = Object.fromEntries(Object.keys(news).map((k) => [k, olds[k]]));
+  const base = Object.fromEntries(keys.filter((k) => k in news || k in oldInputs).map((k) => [k, olds[k]]));
   const baseChanges = kind.diff(id, olds, base).changes;
   const diffs = new Map<string, provider.PropertyDiff.Kind>();
   for (const key of keys) {
@@ -161,11 +181,7 @@ export class ProviderServer {
 
   constructor(options: ProviderServerOptions = {}) {
     this.engineLog = options.log;
-    // Progress lines of the kinds (job started, progress, pauses, retries) go to the engine with the URN in flight.
-    setProgressLog({
-      info: (message, context) => this.log("info", context?.resource ? `${context.resource}: ${message}` : message),
-      warn: (message, context) => this.log("warning", context?.resource ? `${context.resource}: ${message}` : message),
-    });
+    routeProgress();
     this.server.addService(providerRpc.ResourceProviderService, this.service() as never);
   }
 
@@ -202,8 +218,9 @@ export class ProviderServer {
     this.engineClient?.close();
   }
 
-  private log(severity: EngineLine["severity"], message: string): void {
-    this.engineLog?.({ severity, message, urn: callContext.getStore()?.urn });
+  /** Sends one line to the engine's log, about the resource `urn` when given. */
+  log(severity: EngineLine["severity"], message: string, urn?: string): void {
+    this.engineLog?.({ severity, message, urn: urn || undefined });
   }
 
   /** Runs a call with this provider's configuration (job waits bounded by `timeoutSeconds` when given) and URN. */
@@ -213,7 +230,7 @@ export class ProviderServer {
       const jobTimeoutMs = String(Math.max(1000, Math.ceil(timeoutSeconds * 1000)));
       config = { ...config, values: { ...config.values, jobTimeoutMs } };
     }
-    return callContext.run({ urn }, () => withConfiguration(config, fn));
+    return callContext.run({ urn, server: this }, () => withConfiguration(config, fn));
   }
 
   private unary<Req, Res>(handler: Handler<Req, Res>, secrets?: (request: Req) => Iterable<string>) {
@@ -270,7 +287,11 @@ export class ProviderServer {
 
   private unimplemented(name: string) {
     return (_call: unknown, callback: grpc.sendUnaryData<unknown>) =>
-      callback(Object.assign(new Error(`${name} is not supported by the cloudinfra provider`), { code: grpc.status.UNIMPLEMENTED }));
+      callback(
+        Object.assign(new Error(`${name} is not supported by the cloudinfra provider`), {
+          code: grpc.status.UNIMPLEMENTED,
+        }),
+      );
   }
 
   /** Output keys to keep secret: the schema's secret outputs, and every key that came in as a secret. */
@@ -310,12 +331,19 @@ export class ProviderServer {
     const keys = [...new Set([...Object.keys(olds), ...Object.keys(news)])].filter((k) => !ENGINE_KEYS.has(k));
     const changed = keys.filter((k) => !sameValue(olds[k], news[k]));
     // Settings steer how resources are reached, never what they are: a change never replaces them.
-    response.setChanges(changed.length > 0 ? provider.DiffResponse.DiffChanges.DIFF_SOME : provider.DiffResponse.DiffChanges.DIFF_NONE);
+    response.setChanges(
+      changed.length > 0 ? provider.DiffResponse.DiffChanges.DIFF_SOME : provider.DiffResponse.DiffChanges.DIFF_NONE,
+    );
     response.setDiffsList(changed);
     response.setHasdetaileddiff(true);
     const detailed = response.getDetaileddiffMap();
     for (const key of changed) {
-      const kind = olds[key] === undefined ? provider.PropertyDiff.Kind.ADD : news[key] === undefined ? provider.PropertyDiff.Kind.DELETE : provider.PropertyDiff.Kind.UPDATE;
+      const kind =
+        olds[key] === undefined
+          ? provider.PropertyDiff.Kind.ADD
+          : news[key] === undefined
+            ? provider.PropertyDiff.Kind.DELETE
+            : provider.PropertyDiff.Kind.UPDATE;
       detailed.set(key, new provider.PropertyDiff().setKind(kind).setInputdiff(true));
     }
     return response;
@@ -352,11 +380,15 @@ export class ProviderServer {
     const olds = unwrap(request.getOlds()).props;
     const news = unwrap(request.getNews());
     const result = await this.inScope(request.getUrn(), 0, () =>
-      this.configuredWithUnknowns ? Promise.resolve(kind.check(olds, news.props)) : checkResource(kind, olds, news.props),
+      this.configuredWithUnknowns
+        ? Promise.resolve(kind.check(olds, news.props))
+        : checkResource(kind, olds, news.props),
     );
     return new provider.CheckResponse()
       .setInputs(wrap(result.inputs, news.secrets, this.acceptSecrets))
-      .setFailuresList(result.failures.map((f) => new provider.CheckFailure().setProperty(f.property).setReason(f.reason)));
+      .setFailuresList(
+        result.failures.map((f) => new provider.CheckFailure().setProperty(f.property).setReason(f.reason)),
+      );
   }
 
   private async diff(request: provider.DiffRequest): Promise<provider.DiffResponse> {
@@ -471,9 +503,16 @@ export class ProviderServer {
     const functions = {
       [`${TYPE_PREFIX}getGpuInventory`]: { args: data.GetGpuInventoryArgs, call: data.gpuInventory },
       [`${TYPE_PREFIX}getVolumeSizes`]: { args: data.GetVolumeSizesArgs, call: data.volumeSizes },
-    } as Record<string, { args: { safeParse(value: unknown): ReturnType<z.ZodType["safeParse"]> }; call: (args: never) => Promise<unknown> }>;
+    } as Record<
+      string,
+      {
+        args: { safeParse(value: unknown): ReturnType<z.ZodType["safeParse"]> };
+        call: (args: never) => Promise<unknown>;
+      }
+    >;
     const fn = functions[request.getTok()];
-    if (!fn) throw new Error(`unknown function ${request.getTok()}: this provider has ${Object.keys(functions).join(", ")}`);
+    if (!fn)
+      throw new Error(`unknown function ${request.getTok()}: this provider has ${Object.keys(functions).join(", ")}`);
     const args = unwrap(request.getArgs()).props;
     const parsed = fn.args.safeParse(args);
     const response = new provider.InvokeResponse();

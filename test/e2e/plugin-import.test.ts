@@ -8,7 +8,7 @@ import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, describe, expect, it } from "vitest";
 import { CloudClient } from "../../provider/client";
 import { cliWorld, describeCli } from "./helpers";
-import { pluginResources, resource, useLauncher } from "../plugin/launcher";
+import { PluginProvider, PluginResource, pluginResources, resource, useLauncher } from "../plugin/launcher";
 
 useLauncher();
 const world = await cliWorld();
@@ -35,11 +35,19 @@ async function madeThroughTheApi(prefix: string) {
   const type = sizes.volumeTypes[0]!;
   const size = type.availableSizes[0]!;
   const volume = await world.api.createVolume({
-    body: { name: `${prefix}-vol`, datacenterId: fra!.id, volumeTypeId: type.id, volumeSizeId: size.id, sizeGb: size.sizeGb },
+    body: {
+      name: `${prefix}-vol`,
+      datacenterId: fra!.id,
+      volumeTypeId: type.id,
+      volumeSizeId: size.id,
+      sizeGb: size.sizeGb,
+    },
   });
   await world.api.jobs.wait(volume.jobId);
   const { teamId } = await world.api.createTeam({ body: { name: `${prefix}-group` } });
-  const user = await world.api.createUser({ body: { email: `${prefix}@example.com`, firstName: "Grace", lastName: "Import" } });
+  const user = await world.api.createUser({
+    body: { email: `${prefix}@example.com`, firstName: "Grace", lastName: "Import" },
+  });
   return {
     ids: { net: network.id, vm: vmId, vol: volume.id, group: String(teamId), user: user.id },
     /** The program that declares them as they are. */
@@ -104,7 +112,7 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
     });
     await world.api.jobs.wait(made.jobId);
     const stack = await world.stack("quickstart", async () => {
-      const seen = new pulumi.CustomResource(
+      const seen = new PluginResource(
         "cloudinfra:index:Network",
         "seen",
         { name: undefined, description: undefined, status: undefined },
@@ -122,19 +130,27 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
 
   describe("an explicit provider for a child entity beside the default provider", () => {
     const child = world.emulator.bootstrap.childEntityId;
-    const inChild = new CloudClient({ baseUrl: world.emulator.baseUrl, auth: { apiKey: admin.apiKey }, entityId: child });
+    const inChild = new CloudClient({
+      baseUrl: world.emulator.baseUrl,
+      auth: { apiKey: admin.apiKey },
+      entityId: child,
+    });
     afterAll(() => inChild.close());
     let stack: Stack;
 
     it("creates each network in its provider's entity", async () => {
       stack = await world.stack("quickstart", async () => {
-        const research = new pulumi.ProviderResource("cloudinfra", "research", {
+        const research = new PluginProvider("research", {
           baseUrl: world.emulator.baseUrl,
           apiKey: pulumi.secret(admin.apiKey),
           entityId: child,
           pollIntervalMs: "20",
         });
-        const main = resource("Network", "main-net", { name: "ep-main", datacenterId: fra!.id, networkType: "standard" });
+        const main = resource("Network", "main-net", {
+          name: "ep-main",
+          datacenterId: fra!.id,
+          networkType: "standard",
+        });
         const other = resource(
           "Network",
           "child-net",
@@ -172,7 +188,12 @@ describeCli("the provider plugin: a slow job's progress in `up` (real CLI)", () 
     const stack = await slow.stack(
       "quickstart",
       async () => {
-        resource("VirtualMachine", "slow-vm", { name: "slow-vm", datacenterId: dc!.id, imageId: 1, configurationId: 1 });
+        resource("VirtualMachine", "slow-vm", {
+          name: "slow-vm",
+          datacenterId: dc!.id,
+          imageId: 1,
+          configurationId: 1,
+        });
       },
       { ...slow.config, "cloudinfra:progressIntervalMs": "500" },
     );

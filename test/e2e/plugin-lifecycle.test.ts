@@ -50,7 +50,12 @@ async function everyKind() {
     networkInterfaces: [{ networkId: network.id, primary: true }],
   });
   const gpu = resource("GpuVirtualMachine", "gpu", { name: `${prefix}-gpu`, ...gpuOffer });
-  const volume = resource("Volume", "vol", { name: `${prefix}-vol`, datacenterId: fra!.id, volumeTypeId: 1, sizeGb: 50 });
+  const volume = resource("Volume", "vol", {
+    name: `${prefix}-vol`,
+    datacenterId: fra!.id,
+    volumeTypeId: 1,
+    sizeGb: 50,
+  });
   const attachment = resource("VolumeAttachment", "att", { volumeId: volume.id, virtualMachineId: vm.id });
   const group = resource("ResourceGroup", "group", { name: `${prefix}-group` });
   const user = resource("User", "user", { email: `${prefix}@example.com`, firstName: "Ada", lastName: "Plugin" });
@@ -113,7 +118,9 @@ describeCli("the provider plugin through the real CLI", () => {
       const secret = (value: unknown) => JSON.stringify(value).includes("1b47061264138c4ac30d75fd1eb44270");
       expect(secret(resources.find((r) => r.type === "pulumi:providers:cloudinfra")?.inputs?.apiKey)).toBe(true);
       expect(secret(resources.find((r) => r.type === "cloudinfra:index:ApiKey")?.outputs?.key)).toBe(true);
-      expect(secret(resources.find((r) => r.type === "cloudinfra:index:VirtualMachine")?.outputs?.sshPrivateKey)).toBe(true);
+      expect(secret(resources.find((r) => r.type === "cloudinfra:index:VirtualMachine")?.outputs?.sshPrivateKey)).toBe(
+        true,
+      );
       // The backend's own file holds them encrypted only.
       const files = fs.readdirSync(path.join(world.work, "backend"), { recursive: true, encoding: "utf8" });
       const state = files

@@ -22,6 +22,20 @@ export function useLauncher(): string {
   return dir;
 }
 
+/** A resource of any `cloudinfra:index:<Kind>` type, registered by its token (CustomResource is abstract). */
+export class PluginResource extends pulumi.CustomResource {
+  constructor(type: string, name: string, props: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) {
+    super(type, name, props, opts);
+  }
+}
+
+/** An explicit cloudinfra provider: one configuration (API, credentials, entity) per instance. */
+export class PluginProvider extends pulumi.ProviderResource {
+  constructor(name: string, settings: Record<string, pulumi.Input<string>>, opts?: pulumi.ResourceOptions) {
+    super("cloudinfra", name, settings, opts);
+  }
+}
+
 /** A plugin resource: `cloudinfra:index:<kind>`, with `outputs` declared so the program can read them. */
 export function resource(
   kind: string,
@@ -31,7 +45,7 @@ export function resource(
   opts?: pulumi.CustomResourceOptions,
 ): pulumi.CustomResource & Record<string, pulumi.Output<unknown>> {
   const declared = Object.fromEntries(outputs.map((k) => [k, undefined]));
-  return new pulumi.CustomResource(`${TOKEN}${kind}`, name, { ...declared, ...props }, opts) as never;
+  return new PluginResource(`${TOKEN}${kind}`, name, { ...declared, ...props }, opts) as never;
 }
 
 /** A resource of an exported deployment (the parts read here). */
