@@ -3,9 +3,9 @@
  * emulator — up, its outputs, a change made behind the stack's back, refresh showing the drift, up repairing it,
  * destroy — with a short summary of each step, checked against what the API holds.
  *
- * With a `pulumi` CLI (on PATH, or built by `npm run cli`) the stack is run by the real CLI (Automation API with the
- * quickstart as an inline program, local file backend, passphrase secrets, and the policy pack of
- * examples/policy-pack when present); otherwise by the test host (test/harness), which
+ * With a `pulumi` CLI (on PATH, or built by `npm run cli`) the stack is run by the real CLI (Automation API on a copy
+ * of the example's project, local file backend, passphrase secrets, and the policy pack of examples/policy-pack when
+ * present); otherwise by the test host (test/harness), which
  * drives Pulumi's real dynamic-provider host. Exit code 0 when every step did what the summary says, 1 otherwise.
  */
 import * as fs from "node:fs";
@@ -15,7 +15,7 @@ import { ApiError, CloudClient } from "@cloudinfra/pulumi/client";
 import { startEmulator, type RunningEmulator } from "@cloudinfra/pulumi/emulator";
 import { quickstart } from "../examples/quickstart/program";
 import * as harness from "../test/harness";
-import { inlineStack, prepareProject, repositoryRoot, usePulumiCli, type PlainConfig } from "./pulumi-cli";
+import { cliStack, prepareProject, repositoryRoot, usePulumiCli, type PlainConfig } from "./pulumi-cli";
 
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
@@ -172,16 +172,10 @@ async function cliBackend(work: string, version: string, config: PlainConfig): P
   const policyPacks = fs.existsSync(path.join(packSource, "PulumiPolicy.yaml"))
     ? [prepareProject(packSource, work)]
     : [];
-  const stack = await inlineStack({
-    projectDir,
-    backendDir: path.join(work, "backend"),
-    stackName: "demo",
-    program: async () => quickstart(),
-    config,
-  });
+  const stack = await cliStack({ projectDir, backendDir: path.join(work, "backend"), stackName: "demo", config });
   return {
     description:
-      `Running the real Pulumi CLI (${version}, the quickstart as an inline program) with a local file backend` +
+      `Running the real Pulumi CLI (${version}) on a copy of examples/quickstart, with a local file backend` +
       (policyPacks.length > 0 ? " and the policy pack of examples/policy-pack." : "."),
     policyPack: policyPacks.length > 0,
     async up() {

@@ -114,31 +114,32 @@ export function projectName(projectDir: string): string {
 export type PlainConfig = Record<string, string | { secret: string }>;
 
 /**
- * A stack of the real CLI running `program` as an Automation API inline program, in the project directory
- * `projectDir` (prepared by {@link prepareProject}; its Pulumi.yaml names the project), with a local file backend in
- * `backendDir`, passphrase secrets and the given config.
- *
- * Inline, because the Node.js language host (`pulumi-language-nodejs`) cannot be built here: its Go module is not
- * served by the module proxy. The CLI then runs the program through the Automation API's own language server, in
- * this process, and starts every plugin (the dynamic-provider host, policy packs) as it does for any program.
+ * A stack of the real CLI in the project directory `projectDir` (prepared by {@link prepareProject}), with a local
+ * file backend in `backendDir`, passphrase secrets and the given config. Without `program` the CLI runs the project's
+ * own program (`pulumi up` in that directory, through the language host `npm run cli` builds); with `program` it runs
+ * that function as an Automation API inline program, in this process, for tests that write their program in place.
  */
-export async function inlineStack(options: {
+export async function cliStack(options: {
   projectDir: string;
   backendDir: string;
   stackName: string;
-  program: PulumiFn;
+  program?: PulumiFn;
   config?: PlainConfig;
   env?: Record<string, string>;
 }): Promise<Stack> {
   const { projectDir, backendDir, stackName, program } = options;
-  const stack = await LocalWorkspace.createOrSelectStack(
-    { stackName, projectName: projectName(projectDir), program },
-    {
-      workDir: projectDir,
-      envVars: { ...cliEnvironment(backendDir, projectDir), ...options.env },
-      secretsProvider: "passphrase",
-    },
-  );
+  const workspace = {
+    workDir: projectDir,
+    envVars: { ...cliEnvironment(backendDir, projectDir), ...options.env },
+    secretsProvider: "passphrase",
+  };
+  const stack =
+    program === undefined
+      ? await LocalWorkspace.createOrSelectStack({ stackName, workDir: projectDir }, workspace)
+      : await LocalWorkspace.createOrSelectStack(
+          { stackName, projectName: projectName(projectDir), program },
+          workspace,
+        );
   if (options.config !== undefined) {
     await stack.setAllConfig(
       Object.fromEntries(

@@ -51,7 +51,7 @@ it("npm run demo builds, takes the quickstart through its whole life, prints the
 
   // Says how the stack is run, in one line: the real CLI when there is one, else the test host.
   if (cliVersion === undefined) expect(out).toMatch(/^No `pulumi` CLI on PATH, and none built by `npm run cli`/m);
-  else expect(out).toContain(`Running the real Pulumi CLI (${cliVersion}, the quickstart as an inline program)`);
+  else expect(out).toContain(`Running the real Pulumi CLI (${cliVersion}) on a copy of examples/quickstart`);
   // Step 1: the four resources were created, with their outputs and what the API holds.
   for (const name of ["network", "vm", "data", "data-on-vm"])
     expect(out).toMatch(new RegExp(`^ {3}\\+ +${name} `, "m"));

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import type { PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { afterAll, describe } from "vitest";
 import type { EmulatorOptions } from "../../emulator/context";
-import { inlineStack, prepareProject, usePulumiCli, type PlainConfig } from "../../tools/pulumi-cli";
+import { cliStack, prepareProject, usePulumiCli, type PlainConfig } from "../../tools/pulumi-cli";
 import { stackOnEmulator, type Stack as EmulatorStack } from "../resources/helpers";
 
 const root = path.resolve(__dirname, "../..");
@@ -65,10 +65,10 @@ export interface CliWorld extends EmulatorStack {
   /** Stack config with the emulator's base URL and the admin's API key (a secret). */
   config: PlainConfig;
   /**
-   * A new stack of the real CLI running `program` inline, in a copy of the project directory `project` (an example's
-   * name, or a directory), with `config` (default {@link CliWorld.config}).
+   * A new stack of the real CLI in a copy of the project directory `project` (an example's name, or a directory),
+   * with `config` (default {@link CliWorld.config}): running the project's own program, or `program` inline.
    */
-  stack(project: string, program: PulumiFn, config?: PlainConfig, stackName?: string): Promise<Stack>;
+  stack(project: string, program?: PulumiFn, config?: PlainConfig, stackName?: string): Promise<Stack>;
 }
 
 /** An emulator for one test file (fast jobs, no rate limit unless asked) and real-CLI stacks on it. */
@@ -89,11 +89,11 @@ export async function cliWorld(options: EmulatorOptions = {}): Promise<CliWorld>
   return Object.assign(world, {
     work,
     config,
-    async stack(project: string, program: PulumiFn, stackConfig: PlainConfig = config, stackName?: string) {
+    async stack(project: string, program?: PulumiFn, stackConfig: PlainConfig = config, stackName?: string) {
       const source = path.isAbsolute(project) ? project : path.join(root, "examples", project);
       const parent = fs.mkdtempSync(path.join(work, `${++count}-`));
       const projectDir = prepareProject(source, parent, root);
-      const stack = await inlineStack({
+      const stack = await cliStack({
         projectDir,
         backendDir: path.join(work, "backend"),
         stackName: stackName ?? `s${count}`,
