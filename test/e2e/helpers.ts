@@ -19,6 +19,7 @@ export const cliVersion = usePulumiCli();
 
 const skipReason = "no `pulumi` CLI on PATH and none built: build it with `npm run cli` (needs Go; .ci/run does)";
 
+if (cliVersion !== undefined) console.log(`CLI suite: the real Pulumi CLI ${cliVersion}`);
 if (cliVersion === undefined) {
   if (process.env.CLOUDINFRA_REQUIRE_CLI === "1") {
     throw new Error(`CLOUDINFRA_REQUIRE_CLI=1 but ${skipReason}`);
