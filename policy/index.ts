@@ -34,5 +34,15 @@ export type {
 } from "./policies";
 export { defaultConfigurations, defaultGpuSeries } from "./catalogue";
 export type { ConfigurationCatalogue, ConfigurationSize, GpuSeriesCatalogue } from "./catalogue";
-export { TYPE_PREFIX, typeToken, kindOf, validateKinds, remediateKinds, validateStackKinds, peek } from "./kinds";
+export {
+  TYPE_PREFIX,
+  PLUGIN_TYPE_PREFIX,
+  type Host,
+  typeToken,
+  kindOf,
+  validateKinds,
+  remediateKinds,
+  validateStackKinds,
+  peek,
+} from "./kinds";
 export type { Kind, KindInputs, KindOutputs, StackResourceOf, Peeked } from "./kinds";

@@ -29,8 +29,14 @@ import type {
   VolumeAttachmentArgs,
 } from "../sdk";
 
-/** Prefix of every type token of this package: `pulumi-nodejs:dynamic/cloudinfra:<Kind>`. */
+/** Prefix of the type tokens of the SDK's dynamic resources: `pulumi-nodejs:dynamic/cloudinfra:<Kind>`. */
 export const TYPE_PREFIX = "pulumi-nodejs:dynamic/cloudinfra:";
+
+/** Prefix of the type tokens of the provider plugin's resources: `cloudinfra:index:<Kind>`. */
+export const PLUGIN_TYPE_PREFIX = "cloudinfra:index:";
+
+/** The host serving a resource: the SDK's dynamic resources, or the provider plugin. */
+export type Host = "dynamic" | "plugin";
 
 /** The SDK's classes and their argument types, per resource kind (a kind missing here fails to compile). */
 interface Kinds {
@@ -55,24 +61,31 @@ export type KindInputs<K extends Kind> = pulumi.Unwrap<Kinds[K]["args"]>;
 /** The outputs of a resource of kind `K` as a stack policy sees them (what the provider reported). */
 export type KindOutputs<K extends Kind> = ResolvedResource<Kinds[K]["resource"]>;
 
-/** The type token of a kind, e.g. `pulumi-nodejs:dynamic/cloudinfra:VirtualMachine`. */
-export function typeToken(kind: Kind): string {
-  return `${TYPE_PREFIX}${kind}`;
+/**
+ * The type token of a kind, e.g. `pulumi-nodejs:dynamic/cloudinfra:VirtualMachine`, or with `host` "plugin"
+ * `cloudinfra:index:VirtualMachine`.
+ */
+export function typeToken(kind: Kind, host: Host = "dynamic"): string {
+  return `${host === "plugin" ? PLUGIN_TYPE_PREFIX : TYPE_PREFIX}${kind}`;
 }
 
-/** The kind of a type token of this package, else undefined. */
+/** The kind of a type token of this package (either host's), else undefined. */
 export function kindOf(type: string): Kind | undefined {
-  return type.startsWith(TYPE_PREFIX) ? (type.slice(TYPE_PREFIX.length) as Kind) : undefined;
+  for (const prefix of [TYPE_PREFIX, PLUGIN_TYPE_PREFIX]) {
+    if (type.startsWith(prefix)) return type.slice(prefix.length) as Kind;
+  }
+  return undefined;
 }
 
-/** A validation or remediation tagged with the type it applies to, so the policy host skips other types at once. */
-function tagged<F extends object>(kinds: readonly Kind[], fn: F): F {
-  if (kinds.length === 1) Object.assign(fn, { __pulumiType: typeToken(kinds[0]) });
+// Validations are not tagged with a type for the policy host's fast skip: a tag holds one token, and each kind has
+// two (one per host). Each validation tells other types apart itself.
+function tagged<F extends object>(_kinds: readonly Kind[], fn: F): F {
   return fn;
 }
 
 function notApplicable(args: { notApplicable(reason?: string): never }, kinds: readonly Kind[]): never {
-  return args.notApplicable(`Policy only applies to resources of type ${kinds.map(typeToken).join(", ")}`);
+  const tokens = kinds.flatMap((k) => [typeToken(k), typeToken(k, "plugin")]);
+  return args.notApplicable(`Policy only applies to resources of type ${tokens.join(", ")}`);
 }
 
 /**
