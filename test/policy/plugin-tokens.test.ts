@@ -66,7 +66,9 @@ describe("both type tokens", () => {
         allocatePublicIp: true,
       });
       const { remediations } = await engine.remediate(vm);
-      expect(remediations.map((r) => [r.policyName, r.properties.allocatePublicIp])).toEqual([["no-public-ip", false]]);
+      expect(remediations.map((r) => [r.policyName, r.properties?.allocatePublicIp])).toEqual([
+        ["no-public-ip", false],
+      ]);
     });
 
     it(`counts ${host} VMs in the stack policy`, async () => {
