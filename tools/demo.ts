@@ -140,8 +140,8 @@ async function testHostBackend(work: string, config: PlainConfig): Promise<Backe
   const options = { stateFile: path.join(work, "state.json"), project: "quickstart", stack: "demo", config };
   return {
     description:
-      "No `pulumi` CLI on PATH, and none built by `npm run cli` (it builds the pinned CLI from Go modules in a few " +
-      "minutes): running through the test host (test/harness), which drives Pulumi's real dynamic-provider host " +
+      "No `pulumi` CLI on PATH, and none built by `npm run cli` (it needs Go: it builds the pinned CLI from its Go " +
+      "modules): running through the test host (test/harness), which drives Pulumi's real dynamic-provider host " +
       "without the engine.",
     policyPack: false,
     async up() {
@@ -333,7 +333,7 @@ async function main(): Promise<number> {
       "cloudinfra:apiKey": { secret: admin.apiKey },
       "cloudinfra:pollIntervalMs": "100",
     };
-    const version = usePulumiCli();
+    const version = usePulumiCli({ build: true });
     const backend =
       version === undefined ? await testHostBackend(work, config) : await cliBackend(work, version, config);
     say(backend.description);

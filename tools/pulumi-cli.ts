@@ -38,16 +38,26 @@ export function builtCliDirectory(root: string = repositoryRoot()): string {
 }
 
 /**
- * The `pulumi` CLI to use: the one on PATH, else the one `npm run cli` built (its directory is then put first on
- * this process's PATH, for the Automation API and the plugins it starts). Its version, or undefined when neither.
+ * The `pulumi` CLI to use: the one on PATH, else the one `npm run cli` built (its directory is then put first on this
+ * process's PATH, for the Automation API and the plugins it starts). With `build`, a machine with Go but no CLI
+ * builds it first (cli/build.sh, a few minutes the first time). Its version, or undefined when there is none.
  */
-export function usePulumiCli(): string | undefined {
+export function usePulumiCli(options: { build?: boolean } = {}): string | undefined {
   const onPath = pulumiCliVersion();
   if (onPath !== undefined) return onPath;
-  const built = builtCliDirectory();
+  const root = repositoryRoot();
+  const built = builtCliDirectory(root);
+  if (!fs.existsSync(path.join(built, "pulumi")) && options.build === true && hasGo()) {
+    const build = spawnSync("bash", [path.join(root, "cli", "build.sh")], { stdio: ["ignore", "ignore", "inherit"] });
+    if (build.status !== 0) return undefined;
+  }
   if (!fs.existsSync(path.join(built, "pulumi"))) return undefined;
   process.env.PATH = `${built}${path.delimiter}${process.env.PATH ?? ""}`;
   return pulumiCliVersion();
+}
+
+function hasGo(): boolean {
+  return spawnSync("go", ["version"], { stdio: "ignore" }).status === 0;
 }
 
 /**
