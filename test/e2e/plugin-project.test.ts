@@ -1,0 +1,47 @@
+/**
+ * The plugin wired as a user wires an installed package, through the real CLI: a Pulumi.yaml naming the package's
+ * directory under `plugins: providers:` (no launcher on PATH, ambient plugins ignored). The engine runs the package's
+ * `pulumi-resource-cloudinfra` from that directory.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { expect, it } from "vitest";
+import { cliWorld, describeCli } from "./helpers";
+import { pluginResources, resource, root } from "../plugin/launcher";
+
+// Only the project's plugin may serve cloudinfra: no launcher on PATH, and the CLI told to ignore ambient plugins.
+process.env.PULUMI_IGNORE_AMBIENT_PLUGINS = "true";
+const world = await cliWorld();
+const [fra] = world.datacenters;
+
+describeCli("the provider plugin from a Pulumi.yaml `plugins: providers:` entry (real CLI)", () => {
+  it("up and destroy through the package directory's plugin", async () => {
+    const project = fs.mkdtempSync(path.join(world.work, "project-"));
+    fs.writeFileSync(
+      path.join(project, "Pulumi.yaml"),
+      [
+        "name: plugin-project",
+        "runtime: nodejs",
+        "plugins:",
+        "  providers:",
+        "    - name: cloudinfra",
+        `      path: ${root}`,
+        "",
+      ].join("\n"),
+    );
+    const stack = await world.stack(project, async () => {
+      const net = resource("Network", "net", { name: "pp-net", datacenterId: fra!.id, networkType: "standard" });
+      return { id: net.id };
+    });
+    const up = await stack.up({ color: "never" });
+    const id = up.outputs.id!.value as string;
+    expect((await world.api.getNetwork({ params: { id } })).name).toBe("pp-net");
+    expect((await pluginResources(stack)).map((r) => r.type)).toContain("cloudinfra:index:Network");
+    await stack.destroy({ color: "never" });
+    const status = await world.api.getNetwork({ params: { id } }).then(
+      () => 200,
+      (e: { status?: number }) => e.status,
+    );
+    expect(status).toBe(404);
+  });
+});
