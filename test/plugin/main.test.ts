@@ -18,10 +18,14 @@ import { mainJs, root } from "./launcher";
 import manifest from "../../package.json";
 
 describe("the plugin's entry point", () => {
-  it("is the package's pulumi-resource-cloudinfra bin, with a node shebang", () => {
-    expect((manifest as { bin?: Record<string, string> }).bin?.["pulumi-resource-cloudinfra"]).toBe(
-      "dist/provider/plugin/main.js",
-    );
+  it("is the package's pulumi-resource-cloudinfra bin: an executable with a node shebang, starting main.js", () => {
+    const bin = (manifest as { bin?: Record<string, string> }).bin?.["pulumi-resource-cloudinfra"];
+    expect(bin).toBe("pulumi-resource-cloudinfra");
+    const launcher = path.join(root, bin!);
+    expect(fs.statSync(launcher).mode & 0o111).not.toBe(0);
+    const text = fs.readFileSync(launcher, "utf8");
+    expect(text.startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(text).toContain('require("./dist/provider/plugin/main.js")');
     expect(fs.readFileSync(mainJs, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
   });
 
@@ -29,7 +33,9 @@ describe("the plugin's entry point", () => {
     const world = await stackOnEmulator();
     const started = performance.now();
     // The engine address is not listened on: log lines to it are dropped, the provider still serves.
-    const child = spawn(process.execPath, [mainJs, "127.0.0.1:1"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(path.join(root, "pulumi-resource-cloudinfra"), ["127.0.0.1:1"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     try {
       const first = await new Promise<string>((resolve, reject) => {
         readline.createInterface({ input: child.stdout! }).once("line", resolve);
