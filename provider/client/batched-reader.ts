@@ -1,8 +1,10 @@
 import { ApiError } from "./errors";
 
 export interface BatchedReaderOptions {
-  /** How long reads are gathered before a batch is sent. Default 25 ms. */
+  /** A batch is sent once no read has arrived for this long. Default 25 ms. */
   gatherMs?: number;
+  /** ... or this long after its first read, whichever comes first. Default 1 000 ms. */
+  maxGatherMs?: number;
   /** Fewer reads than this in a batch are sent one by one (one GET each). Default 4. */
   minBatch?: number;
   /** Items per list page (the API allows at most 100). Default 100. */
@@ -47,6 +49,7 @@ export class BatchedReader<T extends { id: string }> {
   readonly stats: BatchedReaderStats = { batches: 0, pages: 0, singles: 0, reads: 0 };
   private pending: Pending<T>[] = [];
   private timer: NodeJS.Timeout | null = null;
+  private firstAt = 0;
   private readonly options: Required<BatchedReaderOptions>;
 
   constructor(
@@ -54,20 +57,25 @@ export class BatchedReader<T extends { id: string }> {
     private readonly getOne: (id: string) => Promise<T>,
     options: BatchedReaderOptions = {},
   ) {
-    this.options = { gatherMs: 25, minBatch: 4, pageSize: 100, ...options };
+    this.options = { gatherMs: 25, maxGatherMs: 1000, minBatch: 4, pageSize: 100, ...options };
     this.options.pageSize = Math.min(100, Math.max(1, this.options.pageSize));
   }
 
   /** The resource of this id, or null when it does not exist. */
   read(id: string): Promise<T | null> {
     return new Promise<T | null>((resolve, reject) => {
+      const now = Date.now();
+      if (this.pending.length === 0) this.firstAt = now;
       this.pending.push({ id, resolve, reject });
-      this.timer ??= setTimeout(() => {
+      // Reads of one refresh trickle in (the engine sends them as it goes): wait for a pause in them, bounded.
+      if (this.timer) clearTimeout(this.timer);
+      const delay = Math.max(0, Math.min(this.options.gatherMs, this.firstAt + this.options.maxGatherMs - now));
+      this.timer = setTimeout(() => {
         this.timer = null;
         const batch = this.pending;
         this.pending = [];
         void this.flush(batch);
-      }, this.options.gatherMs);
+      }, delay);
     });
   }
 

@@ -10,6 +10,12 @@ export interface PacingOptions {
   maxWaitMs?: number;
   /** Set false to turn pacing off entirely. Default true. */
   enabled?: boolean;
+  /**
+   * While it is not known whether other processes spend the same budget (the first window), or when they do, let no
+   * more requests be in flight than were answered so far in the window (doubling each round trip), so that the
+   * others' requests show in the figures before this process commits much of the window. Default true.
+   */
+  slowStart?: boolean;
   /** Clock (epoch ms); tests may replace it. */
   now?: () => number;
   /** Random source in [0, 1) for jitter. */
@@ -81,6 +87,7 @@ export class RateBudget {
   private inFlight = 0;
   /** Responses of the current window that carried its figures: our own share of what the server counted. */
   private answered = 0;
+  private readonly slowStart: boolean;
   private pausedUntil = 0;
   private readonly queue: Waiter[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -98,6 +105,7 @@ export class RateBudget {
     this.maxWaitMs = options.maxWaitMs ?? 3600_000;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.slowStart = options.slowStart ?? true;
     if (options.enabled === false) this.state = "unlimited";
   }
 
@@ -229,10 +237,21 @@ export class RateBudget {
    * have been taking so far. Alone, that share is all of it.
    */
   private room(): number {
+    const share = this.share(this.answered + this.inFlight);
+    // The figures are older than what is in flight: ours, and the others' too (as many as ours, for their share),
+    // will be counted against the remaining budget.
+    const room = Math.floor(this.remaining * share) - Math.ceil(this.inFlight / share);
+    if (!this.slowStart) return room;
+    const ramp = Math.max(this.initialConcurrency, this.answered) - this.inFlight;
+    // Shared: at most half of our part in flight, the other half waits for fresher figures.
+    const half = share < 1 ? Math.floor((this.remaining * share) / 2) - this.inFlight : room;
+    return Math.min(room, ramp, half);
+  }
+
+  /** Our part of what the server counted in this window, given `ours` requests of ours (1 when nobody else spent). */
+  private share(ours: number): number {
     const used = (this.limit ?? 0) - this.remaining;
-    const ours = this.answered + this.inFlight;
-    if (used <= ours) return this.remaining - this.inFlight;
-    return Math.floor((this.remaining * ours) / used) - this.inFlight;
+    return used <= ours ? 1 : ours / used;
   }
 
   private armTimer(at: number): void {

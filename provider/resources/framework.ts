@@ -282,7 +282,8 @@ const pacers = new Map<string, Pacer>();
  */
 function pacerOf(baseUrl: string): Pacer {
   let pacer = pacers.get(baseUrl);
-  if (!pacer) pacers.set(baseUrl, (pacer = new Pacer()));
+  // One probe before the figures are known: another process (a stack in the next CI job) may have spent the window.
+  if (!pacer) pacers.set(baseUrl, (pacer = new Pacer({ initialConcurrency: 1 })));
   return pacer;
 }
 
@@ -538,7 +539,12 @@ export function checkInputs<S extends z.ZodObject>(
       }
     }
   }
-  const values = (parsed.success ? parsed.data : known) as Partial<z.output<S>>;
+  // The cross-property checks see only values that passed their own: a list given as a number is not a list.
+  const refused = new Set(failures.map((f) => f.property.split(".")[0]));
+  const clean = Object.fromEntries(Object.entries(known).filter(([k]) => !refused.has(k) && k in schema.shape));
+  const cleanMask = Object.fromEntries(Object.keys(clean).map((k) => [k, true as const]));
+  const reparsed = parsed.success ? parsed : schema.pick(cleanMask as never).partial().safeParse(clean);
+  const values = (reparsed.success ? reparsed.data : clean) as Partial<z.output<S>>;
   extra?.(values, failures);
   const inputs = { ...values, ...Object.fromEntries(pending.map((k) => [k, given[k]])) } as z.output<S>;
   return { inputs, failures: failures.map((f) => ({ property: f.property, reason: reasonFor(f.property, f.reason) })) };

@@ -32,7 +32,7 @@ describe("RateBudget (unit)", () => {
 
   it("counts requests in flight against the remaining budget", async () => {
     const now = 1_000_000_000_000;
-    const budget = new RateBudget({ initialConcurrency: 2, jitterMs: 0, now: () => now });
+    const budget = new RateBudget({ initialConcurrency: 2, jitterMs: 0, now: () => now, slowStart: false });
     const { granted } = grantTracker(budget, 20);
     await settle();
     // First answer: 10 left in this window; one request is still in flight, so 9 more may go.

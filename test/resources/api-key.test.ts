@@ -235,8 +235,8 @@ describe("ApiKey lifecycle", () => {
     }
     expect(text).toContain("vm-operator");
     // 11. adoption does not apply: keys have no unique name to find one by (two keys may share a name)
-    expect(text).toContain('unknown property "key"');
-    expect(text).toContain('unknown property "adopt"');
+    expect(text).toContain("key: is not a property of this resource: remove it");
+    expect(text).toContain("adopt: is not a property of this resource: remove it");
     expect(await stack.requests(since)).toEqual([]);
   });
 

@@ -166,7 +166,7 @@ describe("ResourceGroup lifecycle", () => {
     const failed = await up(program({ name: "amb-rg" }), { ...options, throwOnError: false });
     await stack.faults("");
     expect(failed.errors.map((e) => e.message).join("\n")).toMatch(
-      /No group of that name exists, so nothing was created/,
+      /No resource of that name exists, so nothing was created; the next `pulumi up` creates it/,
     );
     expect(failed.state.resources.filter((r) => r.name === "rg")).toEqual([]);
     expect(await groupsNamed("amb-")).toEqual([]);
@@ -197,7 +197,7 @@ describe("ResourceGroup lifecycle", () => {
     const member = await inviteUser();
 
     const refused = (await up(program({ name: "AD-RG" }), options).catch((e: unknown) => e)) as RunError;
-    expect(refused.message).toContain(`A resource group named "ad-rg" already exists (${existing.teamId})`);
+    expect(refused.message).toContain(`A resource group named "AD-RG" already exists (${existing.teamId})`);
     expect(refused.message).toContain("adopt: true");
 
     const adopted = await up(program({ name: "AD-RG", members: [member], adopt: true }), options);

@@ -204,14 +204,14 @@ describe("User lifecycle", () => {
       program({ email: "bad@example.com", password: PASSWORD, entityId: childEntityId }),
       options,
     ).catch((e: unknown) => e)) as RunError;
-    expect(misplaced.message).toContain('password is only accepted with action "register"');
-    expect(misplaced.message).toContain('entityId is only accepted with action "register"');
+    expect(misplaced.message).toContain('password: is only accepted with action "register"');
+    expect(misplaced.message).toContain('entityId: is only accepted with action "register"');
     expect(misplaced.message).not.toContain(PASSWORD);
 
     const missing = (await up(program({ email: "bad@example.com", action: "register" }), options).catch(
       (e: unknown) => e,
     )) as RunError;
-    expect(missing.message).toContain('password is required when action is "register"');
+    expect(missing.message).toContain('password: is required when action is "register"');
 
     expect(await stack.requests(since)).toEqual([]);
   });
@@ -231,8 +231,9 @@ describe("User lifecycle", () => {
     const failed = await up(program({ email: "amb-user@example.com" }), { ...options, throwOnError: false });
     await stack.faults("");
     const message = failed.errors.map((e) => e.message).join("\n");
-    expect(message).toContain("Creating user amb-user@example.com failed");
-    expect(message).toContain("No user with that email exists, so nothing was created");
+    expect(message).toContain("Creating the user with the email amb-user@example.com failed");
+    expect(message).toContain("so nothing was created; the next `pulumi up` creates it");
+    expect(message).not.toContain("may have taken effect");
     expect(failed.state.resources.filter((r) => r.name === "user")).toEqual([]);
     expect(await usersNamed("amb-")).toEqual([]);
   });

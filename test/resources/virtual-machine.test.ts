@@ -205,7 +205,7 @@ describe("VirtualMachine lifecycle", () => {
       (e: unknown) => e,
     )) as RunError;
     expect(refused).toBeInstanceOf(RunError);
-    expect(refused.message).toContain("configurationId can only grow in place");
+    expect(refused.message).toContain("configurationId: can only grow in place");
     expect(refused.message).toContain(`cpu ${medium.cpu} → ${small.cpu}`);
     expect(refused.message).toContain("allowReplaceOnShrink: true");
     expect(await mutations(since)).toEqual([]);

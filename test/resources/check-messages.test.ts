@@ -1,0 +1,133 @@
+/**
+ * Check messages, as the engine shows them: `property: reason`. Regression of issue 9: reasons were zod's default
+ * text (`name: name: Invalid input: expected string, received number`) and repeated the property
+ * (`sizeGb: sizeGb: volumes cannot shrink ...`). Every property of every kind is given values of the wrong type:
+ * each failure names the property once, says what is expected and how to fix it, in our words.
+ */
+import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { kinds, type CheckFailure, type KindName } from "../../provider/resources";
+import { ApiKeyInputs } from "../../provider/resources/api-key";
+import { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
+import { NetworkInputs } from "../../provider/resources/network";
+import { ResourceGroupInputs } from "../../provider/resources/resource-group";
+import { UserInputs } from "../../provider/resources/user";
+import { VirtualMachineInputs } from "../../provider/resources/virtual-machine";
+import { VolumeAttachmentInputs } from "../../provider/resources/volume-attachment";
+import { VolumeInputs } from "../../provider/resources/volume";
+
+const schemas: Record<KindName, z.ZodObject> = {
+  Network: NetworkInputs,
+  VirtualMachine: VirtualMachineInputs,
+  GpuVirtualMachine: GpuVirtualMachineInputs,
+  Volume: VolumeInputs,
+  VolumeAttachment: VolumeAttachmentInputs,
+  ResourceGroup: ResourceGroupInputs,
+  User: UserInputs,
+  ApiKey: ApiKeyInputs,
+};
+
+/** Values of every JSON type: for each property, those of the wrong type must fail. */
+const wrongValues: unknown[] = [12345, 1.5, -3, "wrong-type", true, [1, 2], [{ a: 1 }], { a: 1 }, null];
+
+/** zod's own wording (zod 4 locale), which a user must never see. */
+const zodDefault =
+  /Invalid input|Invalid option|Invalid (string|number|type|element|key|union)|Too (small|big)|expected \w+, received|Unrecognized key/i;
+
+function assertWellWorded(kind: string, failure: CheckFailure): void {
+  const shown = `${failure.property}: ${failure.reason}`;
+  const where = `${kind}.${shown}`;
+  expect(failure.reason, where).not.toMatch(zodDefault);
+  const last = failure.property.split(".").pop()!;
+  // The property is named once, by the engine: the reason does not start with it again.
+  expect(failure.reason.startsWith(`${failure.property}:`), where).toBe(false);
+  expect(new RegExp(`^${last}\\b`).test(failure.reason), where).toBe(false);
+  expect(shown.includes(`${failure.property}: ${failure.property}`), where).toBe(false);
+  // What is expected (which says how to fix it).
+  expect(failure.reason, where).toMatch(
+    /must|required|only|not a property|needs|at (least|most)|exactly|can|is not|unknown|are set|use |twice/,
+  );
+}
+
+describe("check messages name the property once, and say what is expected and how to fix it", () => {
+  for (const [kind, schema] of Object.entries(schemas) as [KindName, z.ZodObject][]) {
+    it(`${kind}: every property with a value of the wrong type (was zod's default text, property doubled)`, async () => {
+      for (const property of Object.keys(schema.shape)) {
+        let failed = 0;
+        for (const value of wrongValues) {
+          const { failures } = await kinds[kind].check({}, { [property]: value });
+          const mine = failures.filter((f) => f.property === property || f.property.startsWith(`${property}.`));
+          for (const failure of failures) assertWellWorded(kind, failure);
+          failed += mine.length;
+        }
+        expect(failed, `${kind}.${property}: no wrong value was refused`).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  it("a missing required property says it is required and what to give", async () => {
+    const { failures } = await kinds.Network.check({}, {});
+    expect(failures.find((f) => f.property === "name")?.reason).toBe(
+      "is required: set it to a string (text in quotes)",
+    );
+  });
+
+  it("an unknown property is refused once, with the known ones", async () => {
+    const { failures } = await kinds.Volume.check({}, { size: 10 });
+    const failure = failures.find((f) => f.property === "size")!;
+    assertWellWorded("Volume", failure);
+    expect(failure.reason).toContain("sizeGb");
+  });
+
+  it("cross-property checks (sizeGb: sizeGb: volumes cannot shrink ...) do not repeat their property", async () => {
+    const cases: [KindName, Record<string, unknown>, Record<string, unknown>][] = [
+      [
+        "Volume",
+        { name: "v", datacenterId: "6f1c2a3b-4d5e-4f60-8a71-b2c3d4e5f601", volumeTypeId: 1, sizeGb: 50 },
+        { sizeGb: 20 },
+      ],
+      [
+        "Network",
+        {},
+        {
+          networkType: "custom",
+          snatEnabled: true,
+          cidrBlock: "10.0.0.0/24",
+          dhcpStartAddress: "10.0.0.9",
+          dhcpEndAddress: "10.0.0.5",
+          defaultRoute: "10.0.1.1",
+        },
+      ],
+      ["Network", {}, { cidrBlock: "10.0.0.1/24" }],
+      [
+        "VirtualMachine",
+        {},
+        {
+          networkInterfaces: [
+            { networkId: "6f1c2a3b-4d5e-4f60-8a71-b2c3d4e5f601", primary: true },
+            { networkId: "6f1c2a3b-4d5e-4f60-8a71-b2c3d4e5f601", primary: true },
+          ],
+          adopt: true,
+        },
+      ],
+      ["User", {}, { email: "a@example.com", action: "register", entityId: "6f1c2a3b-4d5e-4f60-8a71-b2c3d4e5f601" }],
+      [
+        "User",
+        {},
+        {
+          email: "a@example.com",
+          action: "invite",
+          password: "Secret-password-1",
+          entityId: "6f1c2a3b-4d5e-4f60-8a71-b2c3d4e5f601",
+        },
+      ],
+      ["GpuVirtualMachine", {}, { imageName: "ubuntu", imageId: 1 }],
+    ];
+    for (const [kind, olds, news] of cases) {
+      const { failures } = await kinds[kind].check(olds, { ...olds, ...news });
+      const crossed = failures;
+      expect(crossed.length, `${kind} ${JSON.stringify(news)}`).toBeGreaterThan(0);
+      for (const failure of crossed) assertWellWorded(kind, failure);
+    }
+  });
+});
