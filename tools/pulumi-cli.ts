@@ -24,8 +24,8 @@ export function pulumiCliVersion(): string | undefined {
 }
 
 /**
- * The directory where `npm run cli` (cli/build.sh) puts the pinned CLI and its launchers: the same cache, keyed by
- * the version that cli/go.mod pins.
+ * The directory where `npm run cli` (cli/build.sh) puts the pinned CLI, the language host and the launcher: the same
+ * cache, keyed by the version that cli/go.mod pins.
  */
 export function builtCliDirectory(root: string = repositoryRoot()): string {
   const goMod = fs.readFileSync(path.join(root, "cli", "go.mod"), "utf8");
@@ -89,9 +89,9 @@ export function prepareProject(source: string, parent: string, root: string = re
 
 /**
  * Environment for the CLI, offline: a local file backend in `backendDir`, the passphrase secrets provider, a
- * `PULUMI_HOME` of its own beside the backend, no update check, no plugin downloads (the plugins are the launchers
- * next to the CLI), and the project's node_modules on NODE_PATH (the dynamic-provider host loads the provider code recorded in the
- * state from a string, which resolves packages from the host's working directory only). TypeScript programs are
+ * `PULUMI_HOME` of its own beside the backend, no update check, no plugin downloads (the plugins are next to the
+ * CLI), and the project's node_modules on NODE_PATH (the dynamic-provider host loads the provider code recorded in
+ * the state from a string, which resolves packages from the host's working directory only). TypeScript programs are
  * transpiled without type checking: they are type-checked by this repository's build, and the ts-node Pulumi falls
  * back to is older than the TypeScript installed here.
  */
@@ -135,12 +135,11 @@ export async function cliStack(options: {
   stackName: string;
   program?: PulumiFn;
   config?: PlainConfig;
-  env?: Record<string, string>;
 }): Promise<Stack> {
   const { projectDir, backendDir, stackName, program } = options;
   const workspace = {
     workDir: projectDir,
-    envVars: { ...cliEnvironment(backendDir, projectDir), ...options.env },
+    envVars: cliEnvironment(backendDir, projectDir),
     secretsProvider: "passphrase",
   };
   const stack =
