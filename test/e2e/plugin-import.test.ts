@@ -204,5 +204,28 @@ describeCli("the provider plugin: a slow job's progress in `up` (real CLI)", () 
     expect(lines.some((l) => /job \S+ completed/.test(l))).toBe(true);
     expect(up.stdout).toMatch(/cloudinfra:index:VirtualMachine \(slow-vm\):/);
     await stack.destroy({ color: "never" });
+
+    // customTimeouts reach the provider: a create job longer than the resource's timeout fails naming the limit, and
+    // the VM is recorded (not orphaned).
+    const bounded = await slow.stack("quickstart", async () => {
+      resource(
+        "VirtualMachine",
+        "bounded-vm",
+        { name: "bounded-vm", datacenterId: dc!.id, imageId: 1, configurationId: 1 },
+        [],
+        {
+          customTimeouts: { create: "1s" },
+        },
+      );
+    });
+    const error = await bounded.up({ color: "never" }).then(
+      () => undefined,
+      (e: unknown) => String(e),
+    );
+    expect(error).toContain("within 1000 ms");
+    const recorded = (await pluginResources(bounded)).find((r) => r.urn.endsWith("::bounded-vm"));
+    expect(recorded?.id).toBeTruthy();
+    expect((await slow.api.getVm({ params: { id: recorded!.id! } })).virtualMachine.name).toBe("bounded-vm");
+    await bounded.destroy({ color: "never" });
   });
 });

@@ -3,6 +3,7 @@
  * directory under `plugins: providers:` (no launcher on PATH, ambient plugins ignored). The engine runs the package's
  * `pulumi-resource-cloudinfra` from that directory.
  */
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect, it } from "vitest";
@@ -43,5 +44,17 @@ describeCli("the provider plugin from a Pulumi.yaml `plugins: providers:` entry 
       (e: { status?: number }) => e.status,
     );
     expect(status).toBe(404);
+  });
+
+  it("the CLI loads the plugin's schema (`pulumi package get-schema`): the committed schema.json", () => {
+    const result = spawnSync("pulumi", ["package", "get-schema", path.join(root, "pulumi-resource-cloudinfra")], {
+      encoding: "utf8",
+      env: { ...process.env, PULUMI_HOME: path.join(world.work, "schema-home"), PULUMI_SKIP_UPDATE_CHECK: "true" },
+      timeout: 120_000,
+    });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    const committed = JSON.parse(fs.readFileSync(path.join(root, "provider/plugin/schema.json"), "utf8")) as object;
+    expect(JSON.parse(result.stdout)).toEqual(committed);
   });
 });

@@ -54,6 +54,26 @@ describe("plugin information and schema", () => {
   });
 });
 
+describe("engine handshakes", () => {
+  it("Handshake accepts secrets; Cancel, GetMapping and Attach answer; Construct and Call are not supported", async () => {
+    const handshake = await driver.call<provider.ProviderHandshakeResponse>(
+      driver.client.handshake,
+      new provider.ProviderHandshakeRequest().setEngineAddress("127.0.0.1:1"),
+    );
+    expect(handshake.getAcceptSecrets()).toBe(true);
+    await driver.call<Empty>(driver.client.cancel, new Empty());
+    const mapping = await driver.call<provider.GetMappingResponse>(
+      driver.client.getMapping,
+      new provider.GetMappingRequest().setKey("terraform"),
+    );
+    expect(mapping.getProvider()).toBe("");
+    const construct = await failure(driver.call(driver.client.construct, new provider.ConstructRequest()));
+    expect(construct.code).toBe(grpc.status.UNIMPLEMENTED);
+    const callError = await failure(driver.call(driver.client.call, new provider.CallRequest()));
+    expect(callError.code).toBe(grpc.status.UNIMPLEMENTED);
+  });
+});
+
 describe("configuration", () => {
   it("CheckConfig reports every settings problem by its setting, with nothing sent", async () => {
     const since = world.now();
