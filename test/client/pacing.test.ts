@@ -151,6 +151,23 @@ describe("pacing against the emulator's rate limit", () => {
     expect(h.exchanges.filter((e) => e.status === 429).length).toBeGreaterThan(0);
   });
 
+  it("five processes on one key collided (each spent the whole window the headers showed): each takes its share, no 429 beyond a probe", async () => {
+    const h = await clientHarness({ rateLimit: 100, rateLimitWindowMs: 2000 });
+    // Five clients with pacers of their own stand for five processes (stacks in CI jobs) using one API key; they
+    // start one after the other, as processes do. The provider's pacer probes with one request.
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, async (_, i) => {
+        await sleep(i * 300);
+        const client = h.client({ pacing: new Pacer({ initialConcurrency: 1 }) });
+        return Promise.all(Array.from({ length: 60 }, () => client.me()));
+      }),
+    );
+    expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+    expect(await h.requestLog({ route: "me", status: "200" })).toHaveLength(300);
+    // Before: dozens of 429s (each process spent what remained as if alone). Now at most a late probe or two.
+    expect((await h.requestLog({ route: "me", status: "429" })).length).toBeLessThanOrEqual(3);
+  });
+
   it("a Pacer shared by two clients of one credential avoids those 429s", async () => {
     const h = await clientHarness({ rateLimit: 30, rateLimitWindowMs: 1000 });
     const pacer = new Pacer();
