@@ -68,7 +68,12 @@ export interface ProviderServerOptions {
 }
 
 /** The server and resource a call is about, for log lines (every await of the call inherits it). */
-const callContext = new AsyncLocalStorage<{ urn: string; server: ProviderServer }>();
+const callContext = new AsyncLocalStorage<{ urn: string; server: ProviderServer; customTimeout: boolean }>();
+
+/** Where a job wait's limit came from, in the kinds' texts: the resource's customTimeouts when it has one. */
+function relabel(text: string, customTimeout: boolean | undefined): string {
+  return customTimeout ? text.replaceAll("cloudinfra:jobTimeoutMs", "the resource's customTimeouts") : text;
+}
 
 let progressRouted = false;
 /** Routes the kinds' progress lines (job started, progress, pauses, retries) to the server of the call in flight. */
@@ -77,7 +82,8 @@ function routeProgress(): void {
   progressRouted = true;
   const line = (severity: EngineLine["severity"]) => (message: string, context?: { resource?: string }) => {
     const call = callContext.getStore();
-    call?.server.log(severity, context?.resource ? `${context.resource}: ${message}` : message, call.urn);
+    const text = context?.resource ? `${context.resource}: ${message}` : message;
+    call?.server.log(severity, relabel(text, call.customTimeout), call.urn);
   };
   setProgressLog({ info: line("info"), warn: line("warning") });
 }
@@ -230,7 +236,17 @@ export class ProviderServer {
       const jobTimeoutMs = String(Math.max(1000, Math.ceil(timeoutSeconds * 1000)));
       config = { ...config, values: { ...config.values, jobTimeoutMs } };
     }
-    return callContext.run({ urn, server: this }, () => withConfiguration(config, fn));
+    const customTimeout = timeoutSeconds > 0;
+    return callContext.run({ urn, server: this, customTimeout }, () =>
+      withConfiguration(config, fn).catch((error: unknown) => {
+        if (customTimeout && error instanceof Error) {
+          error.message = relabel(error.message, true);
+          if (error instanceof ResourceInitError)
+            error.reasons.splice(0, Infinity, ...error.reasons.map((r) => relabel(r, true)));
+        }
+        throw error;
+      }),
+    );
   }
 
   private unary<Req, Res>(handler: Handler<Req, Res>, secrets?: (request: Req) => Iterable<string>) {

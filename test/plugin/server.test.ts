@@ -340,6 +340,10 @@ describe("resources", () => {
         ),
       );
       expect(error.details).toContain("within 1000 ms");
+      expect(error.details).toContain("raise the resource's customTimeouts");
+      expect(slowDriver.lines.find((l) => l.message.includes("started"))?.message).toContain(
+        "at most 1 s: the resource's customTimeouts",
+      );
       expect(error.metadata.get("grpc-status-details-bin")).toHaveLength(1);
       expect((await slow.api.listNetworks({ query: { search: "slow-net" } })).data).toHaveLength(1);
     } finally {
