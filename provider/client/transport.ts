@@ -248,6 +248,7 @@ export class Transport {
   /** The base URL for messages (no credentials, no trailing slash). */
   readonly baseUrl: string;
   private closed = false;
+  private lastBudgetNotice = 0;
 
   constructor(private readonly options: TransportOptions) {
     this.labels = {
@@ -442,7 +443,22 @@ export class Transport {
   ): Promise<RawResponse> {
     if (this.closed) throw new ClientClosedError("request");
     const budget = this.options.pacer.budgetFor(request.route);
-    const permit = await budget.acquire(signal);
+    // A wait for rate-limit budget is announced when it lasts (at most one line every few seconds per transport).
+    const notice = setTimeout(() => {
+      if (Date.now() - this.lastBudgetNotice < 5000) return;
+      this.lastBudgetNotice = Date.now();
+      this.log.info(
+        `waiting for the API's rate-limit budget before ${request.method} ${request.path.split("?")[0]} ` +
+          "(and any other request queued behind it)",
+      );
+    }, 1000);
+    notice.unref();
+    let permit: Awaited<ReturnType<typeof budget.acquire>>;
+    try {
+      permit = await budget.acquire(signal);
+    } finally {
+      clearTimeout(notice);
+    }
     const started = Date.now();
     const headers: Record<string, string> = {
       accept: "application/json",
