@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
 import { expect, it } from "vitest";
 import { cliWorld, describeCli } from "./helpers";
 import { pluginResources, resource, root } from "../plugin/launcher";
@@ -44,6 +45,27 @@ describeCli("the provider plugin from a Pulumi.yaml `plugins: providers:` entry 
       (e: { status?: number }) => e.status,
     );
     expect(status).toBe(404);
+  });
+
+  it("a program's invoke of cloudinfra:index:getVolumeSizes and getGpuInventory is answered by the plugin", async () => {
+    const project = fs.mkdtempSync(path.join(world.work, "invoke-"));
+    fs.writeFileSync(
+      path.join(project, "Pulumi.yaml"),
+      `name: plugin-invoke\nruntime: nodejs\nplugins:\n  providers:\n    - name: cloudinfra\n      path: ${root}\n`,
+    );
+    const stack = await world.stack(project, async () => {
+      const sizes = await pulumi.runtime.invoke("cloudinfra:index:getVolumeSizes", { datacenterId: fra!.id });
+      const gpus = await pulumi.runtime.invoke("cloudinfra:index:getGpuInventory", {});
+      return { sizes: JSON.stringify(sizes), available: (gpus.available as unknown[]).length };
+    });
+    const up = await stack.up({ color: "never" });
+    const expected = await world.api.volumeSizes({ params: { id: fra!.id } });
+    expect(JSON.parse(up.outputs.sizes!.value as string)).toEqual(JSON.parse(JSON.stringify(expected)));
+    const inventory = await world.api.gpuInventory({ query: {} });
+    const offers = inventory.flatMap((s) =>
+      s.availability.flatMap((a) => ([1, 2, 4, 8] as const).filter((n) => a.gpuCounts[n].available)),
+    );
+    expect(up.outputs.available!.value).toBe(offers.length);
   });
 
   it("the CLI loads the plugin's schema (`pulumi package get-schema`): the committed schema.json", () => {

@@ -251,6 +251,18 @@ describe("resources", () => {
       expect(read.inputs).toEqual({ ...inputs, description: "two" });
     });
 
+    it("a retried request is a warning in the engine's log, with the URN", async () => {
+      driver.lines.length = 0;
+      await world.faults("getNetwork,status=503,count=1");
+      try {
+        expect((await driver.read("Network", "retried", id, outs, inputs)).id).toBe(id);
+      } finally {
+        await world.faults("");
+      }
+      const retry = driver.lines.find((l) => l.message.includes("retrying"));
+      expect(retry).toMatchObject({ severity: "warning", urn: urnOf("Network", "retried") });
+    });
+
     it("Read for import takes the inputs from the API, and they diff as no change", async () => {
       const read = await driver.read("Network", "imported", id);
       expect(read.inputs).toEqual({
