@@ -157,7 +157,9 @@ function detailedDiff(
     const had = olds[key] !== undefined && olds[key] !== null;
     const has = news[key] !== undefined && news[key] !== null;
     if (result.replaces.includes(key)) {
-      diffs.set(key, !had ? K.ADD_REPLACE : !has && !containsUnknown(news[key]) ? K.DELETE_REPLACE : K.UPDATE_REPLACE);
+      // A replacement named by an output (e.g. a failed status) is an update of it, not a removal.
+      const removed = !has && key in oldInputs && !containsUnknown(news[key]);
+      diffs.set(key, !had ? K.ADD_REPLACE : removed ? K.DELETE_REPLACE : K.UPDATE_REPLACE);
       continue;
     }
     if (sameValue(olds[key], news[key]) || !result.changes) continue;
@@ -253,7 +255,15 @@ export class ProviderServer {
     return (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
       handler(call.request).then(
         (response) => callback(null, response),
-        (error: unknown) => callback(grpcError(error, secrets?.(call.request) ?? [], this.acceptSecrets)),
+        (error: unknown) => {
+          let keys: Iterable<string> = [];
+          try {
+            keys = secrets?.(call.request) ?? [];
+          } catch {
+            // An unknown type has no secrets to keep: the error itself says what is wrong.
+          }
+          callback(grpcError(error, keys, this.acceptSecrets));
+        },
       );
     };
   }

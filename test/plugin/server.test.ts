@@ -289,6 +289,19 @@ describe("resources", () => {
     });
   });
 
+  it("Diff of a resource recorded in a failed state replaces it, shown on the output that says so", async () => {
+    const inputs = { name: "f", datacenterId: fra!.id, networkType: "standard" };
+    const diff = await driver.diff("Network", "id", { ...inputs, status: "Error" }, inputs, inputs);
+    expect(diff.getReplacesList()).toEqual(["status"]);
+    expect(kindsOf(diff)).toEqual({ status: K.UPDATE_REPLACE });
+  });
+
+  it("a type this provider does not serve fails with the types it serves", async () => {
+    const error = await failure(driver.create("Bucket", "b", {}));
+    expect(error.details).toContain("unknown resource type cloudinfra:index:Bucket");
+    expect(error.details).toContain("cloudinfra:index:Network");
+  });
+
   it("Diff answers DELETE for a cleared input (a group's parent)", async () => {
     const olds = { name: "g", parentTeamId: 5, members: [] };
     const diff = await driver.diff(
