@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { GpuCount, PositiveInt, qInt, Uuid } from "../provider/api";
@@ -133,7 +133,23 @@ export function resetState(ctx: EmulatorContext, seed: { users: UserRec[]; keys:
   ctx.touch();
 }
 
-/** The admin API: unauthenticated, outside /v1 (the emulator binds 127.0.0.1 by default). */
+/** The token a request to the admin API carries: `Authorization: Bearer <token>` or `x-admin-token`. */
+function adminTokenOf(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(String(headers.authorization ?? ""));
+  const direct = headers["x-admin-token"];
+  return bearer?.[1] ?? (typeof direct === "string" ? direct : undefined);
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The admin API, outside /v1. Open on a loopback host (the default, 127.0.0.1); elsewhere it requires the emulator's
+ * admin token, and with `adminApi: false` it is not served at all. `/__health` stays open (it holds nothing secret).
+ */
 export function registerAdminRoutes(
   app: FastifyInstance,
   ctx: EmulatorContext,
@@ -143,6 +159,20 @@ export function registerAdminRoutes(
   const seed = snapshotSeed(ctx);
 
   app.get("/__health", async () => ok({ status: "ok", now: iso(ctx.now()) }));
+  if (!ctx.options.adminApi) return;
+  const token = ctx.options.adminToken;
+  if (token !== null) {
+    app.addHook("onRequest", async (req) => {
+      if (!req.url.startsWith(`${ADMIN_PREFIX}/`) && req.url !== ADMIN_PREFIX) return;
+      const given = adminTokenOf(req.headers);
+      if (given === undefined || !sameSecret(given, token)) {
+        throw new ApiProblem(
+          "NOT_AUTHENTICATED",
+          "The admin API needs the emulator's admin token (printed at start): Authorization: Bearer <token>",
+        );
+      }
+    });
+  }
 
   app.get(`${ADMIN_PREFIX}/bootstrap`, async (req) => {
     if (!ctx.state.bootstrap) throw new ApiProblem("NOT_FOUND", "This emulator state has no bootstrap");

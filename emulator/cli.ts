@@ -4,11 +4,15 @@ import type { EmulatorOptions } from "./context";
 import { FaultSpecError, parseFaultSpec } from "./faults";
 import { type RunningEmulator, startEmulator } from "./server";
 
-const usage = `Usage: npm run emulator -- [options]
+const usage = `Usage: cloudinfra-emulator [options]        (installed package: npx cloudinfra-emulator ...)
+       npm run -s emulator -- [options]      (checkout: builds first; -s keeps npm's banner off stdout)
 
   --port N              port to listen on; 0 picks a free one (default 8787)
-  --host H              address to bind (default 127.0.0.1)
-  --json                print the bootstrap JSON (base URL, users, fixtures) as the first stdout line
+  --host H              address to bind (default 127.0.0.1). Off loopback the admin API needs a token
+  --admin-token T       token the admin API requires (default: none on loopback, a random one printed at start
+                        otherwise); send it as "Authorization: Bearer T"
+  --no-admin-api        do not serve the admin API (/__admin/*) at all
+  --json                print the bootstrap JSON (base URL, users, fixtures; adminToken off loopback) as the first stdout line
   --job-duration-ms MS  the longest job (GPU VM create) takes MS; others proportionally less (default realistic)
   --rate-limit N        general limit per user or IP per 60 s; 0 turns it off (default 100)
   --state FILE          load the state from FILE when it exists and keep it saved there
@@ -46,6 +50,8 @@ export function parseCli(argv: string[]): { options: EmulatorOptions; json: bool
         faults: { type: "string" },
         seed: { type: "string" },
         "log-requests": { type: "boolean" },
+        "admin-token": { type: "string" },
+        "no-admin-api": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -56,6 +62,9 @@ export function parseCli(argv: string[]): { options: EmulatorOptions; json: bool
   if (port !== undefined && port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   if (values.host !== undefined && values.host.length === 0) throw new UsageError("--host must not be empty");
   if (values.state !== undefined && values.state.length === 0) throw new UsageError("--state needs a file name");
+  if (values["admin-token"] !== undefined && values["admin-token"].length < 8) {
+    throw new UsageError("--admin-token must be at least 8 characters");
+  }
   if (values.faults !== undefined) {
     try {
       parseFaultSpec(values.faults);
@@ -76,6 +85,8 @@ export function parseCli(argv: string[]): { options: EmulatorOptions; json: bool
       faults: values.faults,
       seed: integer("seed", values.seed, 0),
       logRequests: values["log-requests"] ?? false,
+      adminToken: values["admin-token"],
+      adminApi: !(values["no-admin-api"] ?? false),
     },
   };
 }
@@ -116,17 +127,25 @@ async function main(): Promise<void> {
   try {
     emulator = await startEmulator(parsed.options);
   } catch (e) {
-    console.error(`emulator: could not start: ${e instanceof Error ? e.message : String(e)}`);
+    const inUse = (e as { code?: unknown }).code === "EADDRINUSE";
+    const hint = inUse ? ` (port ${parsed.options.port} is taken: pass --port 0 to pick a free one)` : "";
+    console.error(`emulator: could not start: ${e instanceof Error ? e.message : String(e)}${hint}`);
     process.exit(1);
   }
   if (stopping) return stop();
+  const adminApi = parsed.options.adminApi !== false;
   if (parsed.json) {
-    console.log(JSON.stringify(emulator.bootstrap));
+    // The admin token (off loopback only) rides along, so a caller of --json can use the admin API.
+    const token = emulator.adminToken ? { adminToken: emulator.adminToken } : {};
+    console.log(JSON.stringify({ ...emulator.bootstrap, ...token }));
   } else {
     const { users } = emulator.bootstrap;
     console.log(`cloudinfra emulator listening on ${emulator.baseUrl}`);
     console.log(`  admin API key: ${users.admin.apiKey}  (${users.admin.email})`);
-    console.log(`  bootstrap:     ${emulator.baseUrl.replace(/\/v1$/, "")}/__admin/bootstrap`);
+    if (!adminApi) console.log("  admin API:     off (--no-admin-api)");
+    else console.log(`  bootstrap:     ${emulator.baseUrl.replace(/\/v1$/, "")}/__admin/bootstrap`);
+    // Printed once: the admin API hands out every password, TOTP secret and API key.
+    if (emulator.adminToken) console.log(`  admin token:   ${emulator.adminToken}  (Authorization: Bearer <token>)`);
     console.log("  Ctrl-C to stop");
   }
 }

@@ -28,6 +28,14 @@ export interface EmulatorOptions {
   seed?: number;
   /** Write a line per request to stderr. Default false. */
   logRequests?: boolean;
+  /**
+   * Token the admin API (`/__admin/*`: bootstrap with passwords, TOTP secrets and API keys, state, faults) requires
+   * as `Authorization: Bearer <token>` or `x-admin-token`. Default: none on a loopback host; a random one otherwise
+   * (`adminToken` of the running emulator, printed once by the CLI).
+   */
+  adminToken?: string | null;
+  /** Serve the admin API at all. Default true. */
+  adminApi?: boolean;
 }
 
 /** Who is calling, once authenticated, and in which entity. */
@@ -45,7 +53,8 @@ export interface Caller {
 
 export interface EmulatorContext {
   state: State;
-  options: Required<Omit<EmulatorOptions, "stateFile" | "faults" | "jobDurationMs">> & {
+  options: Required<Omit<EmulatorOptions, "stateFile" | "faults" | "jobDurationMs" | "adminToken">> & {
+    adminToken: string | null;
     stateFile: string | null;
     faults: string | null;
     jobDurationMs: number | null;

@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
 import cookie from "@fastify/cookie";
 import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
 import type { EmulatorContext, EmulatorOptions } from "./context";
@@ -20,7 +22,15 @@ const defaults = {
   stallTimeoutMs: 10 * 60_000,
   seed: 1,
   logRequests: false,
+  adminApi: true,
 } satisfies Partial<EmulatorOptions>;
+
+/** Is this bind address reachable only from this machine? */
+export function isLoopback(host: string): boolean {
+  if (host === "localhost") return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  return host === "::1" || host === "[::1]";
+}
 
 /** mulberry32: a small seeded generator, so fault probabilities and generated addresses are reproducible. */
 function seededRandom(seed: number): () => number {
@@ -49,6 +59,13 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Buil
     faults: options.faults ?? null,
     jobDurationMs: options.jobDurationMs ?? null,
   } as EmulatorContext["options"];
+  // Off loopback the admin API (it hands out every password, TOTP secret and API key) needs a token.
+  opts.adminToken =
+    options.adminToken !== undefined
+      ? options.adminToken
+      : isLoopback(opts.host)
+        ? null
+        : randomBytes(24).toString("base64url");
   const loaded = opts.stateFile ? loadStateFile(opts.stateFile) : null;
   const ctx: EmulatorContext = {
     state: loaded ?? seedState(Date.now()),
@@ -120,6 +137,8 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Buil
 export interface RunningEmulator {
   /** Base URL ending in /v1. */
   baseUrl: string;
+  /** The token the admin API requires, or null when it requires none (loopback host) or is off. */
+  adminToken: string | null;
   bootstrap: Bootstrap;
   app: FastifyInstance;
   ctx: EmulatorContext;
@@ -135,5 +154,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const port = typeof address === "object" && address ? address.port : built.ctx.options.port;
   const baseUrl = `http://${host}:${port}${API_PREFIX}`;
   const bootstrap = { ...built.bootstrap, baseUrl };
-  return { baseUrl, bootstrap, app: built.app, ctx: built.ctx, close: () => built.app.close() };
+  const adminToken = built.ctx.options.adminApi ? built.ctx.options.adminToken : null;
+  return { baseUrl, adminToken, bootstrap, app: built.app, ctx: built.ctx, close: () => built.app.close() };
 }

@@ -106,7 +106,7 @@ describe("emulator CLI", () => {
     const { code, stderr, stdout } = await run(args).exit;
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
-    expect(stderr).toContain("Usage: npm run emulator --");
+    expect(stderr).toContain("Usage: cloudinfra-emulator [options]");
     expect(stdout).toBe("");
   });
 });
@@ -125,6 +125,8 @@ describe("parseCli", () => {
         faults: undefined,
         seed: undefined,
         logRequests: false,
+        adminToken: undefined,
+        adminApi: true,
       },
     });
     expect(
@@ -157,6 +159,8 @@ describe("parseCli", () => {
         faults: "check,status=500",
         seed: 9,
         logRequests: true,
+        adminToken: undefined,
+        adminApi: true,
       },
     });
   });
