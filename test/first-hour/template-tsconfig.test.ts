@@ -4,10 +4,11 @@
  * declarations reached the zod contract. This packs the package, installs the tarball into a fresh project with
  * exactly that tsconfig, and type-checks a program.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const root = path.resolve(__dirname, "../..");
@@ -124,5 +125,28 @@ describe("a Pulumi project with the template's tsconfig", () => {
     const files = output.split("\n").filter((l) => l.includes("node_modules/"));
     expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi/dist/sdk/index.d.ts"))).toBe(true);
     expect(files.filter((f) => f.includes("node_modules/zod/"))).toEqual([]);
+  });
+
+  it("the emulator could only be started from a checkout: the installed package's cloudinfra-emulator bin starts it", async () => {
+    const project = path.join(dir, "project");
+    const bin = path.join(project, "node_modules", ".bin", "cloudinfra-emulator");
+    expect(fs.existsSync(bin)).toBe(true);
+    const child = spawn(bin, ["--port", "0", "--json", "--rate-limit", "0"], {
+      cwd: project,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once("line", resolve);
+        child.once("exit", (code) => reject(new Error(`exited ${code}`)));
+      });
+      const bootstrap = JSON.parse(first) as { baseUrl: string; users: { admin: { apiKey: string } } };
+      const check = await fetch(`${bootstrap.baseUrl}/auth/check`, {
+        headers: { "x-api-key": bootstrap.users.admin.apiKey },
+      });
+      expect(check.status).toBe(200);
+    } finally {
+      child.kill("SIGTERM");
+    }
   });
 });
