@@ -151,21 +151,20 @@ describe("pacing against the emulator's rate limit", () => {
     expect(h.exchanges.filter((e) => e.status === 429).length).toBeGreaterThan(0);
   });
 
-  it("five processes on one key collided (each spent the whole window the headers showed): each takes its share, no 429 beyond a probe", async () => {
+  it("five processes on one key collided (each spent the whole window the headers showed): each takes its share", async () => {
     const h = await clientHarness({ rateLimit: 100, rateLimitWindowMs: 2000 });
-    // Five clients with pacers of their own stand for five processes (stacks in CI jobs) using one API key; they
-    // start one after the other, as processes do. The provider's pacer probes with one request.
+    // Five clients with pacers of their own stand for five processes (stacks in CI jobs) using one API key, all
+    // starting at once. The provider's pacer probes with one request.
     const results = await Promise.allSettled(
-      Array.from({ length: 5 }, async (_, i) => {
-        await sleep(i * 300);
+      Array.from({ length: 5 }, () => {
         const client = h.client({ pacing: new Pacer({ initialConcurrency: 1 }) });
-        return Promise.all(Array.from({ length: 60 }, () => client.me()));
+        return Promise.all(Array.from({ length: 80 }, () => client.me()));
       }),
     );
     expect(results.filter((r) => r.status === "rejected")).toEqual([]);
-    expect(await h.requestLog({ route: "me", status: "200" })).toHaveLength(300);
-    // Before: dozens of 429s (each process spent what remained as if alone). Now at most a late probe or two.
-    expect((await h.requestLog({ route: "me", status: "429" })).length).toBeLessThanOrEqual(3);
+    expect(await h.requestLog({ route: "me", status: "200" })).toHaveLength(400);
+    // Before: dozens of 429s (each process spent what remained as if alone); now a few at most.
+    expect((await h.requestLog({ route: "me", status: "429" })).length).toBeLessThanOrEqual(8);
   });
 
   it("a Pacer shared by two clients of one credential avoids those 429s", async () => {
