@@ -59,7 +59,8 @@ export interface GpuVirtualMachineImageById {
  * The arguments of a GpuVirtualMachine. The image is given by `imageName` or by `imageId`, never both (a program
  * giving both does not compile).
  */
-export type GpuVirtualMachineArgs = GpuVirtualMachineBaseArgs & (GpuVirtualMachineImageByName | GpuVirtualMachineImageById);
+export type GpuVirtualMachineArgs = GpuVirtualMachineBaseArgs &
+  (GpuVirtualMachineImageByName | GpuVirtualMachineImageById);
 
 /**
  * A GPU virtual machine. GPU VM names are not unique, so there is no adoption of existing GPU VMs: a program always

@@ -41,13 +41,7 @@ export {
   type Permit,
 } from "./pacing";
 export { Redactor } from "./redact";
-export {
-  duration,
-  silentProgressLog,
-  stderrProgressLog,
-  type ProgressContext,
-  type ProgressLog,
-} from "./progress";
+export { duration, silentProgressLog, stderrProgressLog, type ProgressContext, type ProgressLog } from "./progress";
 export {
   isIdempotent,
   isMutating,

@@ -553,8 +553,7 @@ export class Transport {
       typeof envelope.message === "string" ? envelope.message : text.length > 0 ? text : `HTTP status ${status}`;
     // A 404 on a route without an id, a non-JSON 404 or the API's "No route": the URL is wrong, not a resource gone.
     const routing =
-      status === 404 &&
-      (!/:\w+/.test(request.spec.path) || response.body === undefined || /^no route/i.test(message));
+      status === 404 && (!/:\w+/.test(request.spec.path) || response.body === undefined || /^no route/i.test(message));
     let hint: string | undefined;
     if (routing) {
       message = `${message}: no API route at this URL`;

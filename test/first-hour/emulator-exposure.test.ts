@@ -53,7 +53,9 @@ describe("the admin API off loopback", () => {
     expect((await fetch(bootstrapUrl, { headers: { authorization: "Bearer wrong-token-wrong" } })).status).toBe(401);
     const allowed = await fetch(bootstrapUrl, { headers: { authorization: `Bearer ${adminToken}` } });
     expect(allowed.status).toBe(200);
-    expect(((await allowed.json()) as { data: { users: { admin: { apiKey: string } } } }).data.users.admin.apiKey).toMatch(/^svc_/);
+    expect(
+      ((await allowed.json()) as { data: { users: { admin: { apiKey: string } } } }).data.users.admin.apiKey,
+    ).toMatch(/^svc_/);
     // The API itself is unchanged, and health stays open.
     expect((await fetch(`http://127.0.0.1:${port}/__health`)).status).toBe(200);
   });

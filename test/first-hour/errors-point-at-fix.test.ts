@@ -15,7 +15,9 @@ describe("errors name the URL and the setting to fix", () => {
   it("a base URL without /v1 answered `No route POST /resource/networks`: the error names the full URL and the missing /v1", async () => {
     const client = h.client({ baseUrl: origin, labels: { baseUrl: "cloudinfra:baseUrl (stack config)" } });
     const error = (await client
-      .createNetwork({ body: { name: "x", datacenterId: h.emulator.bootstrap.fixtures.datacenters[0]!.id, networkType: "standard" } })
+      .createNetwork({
+        body: { name: "x", datacenterId: h.emulator.bootstrap.fixtures.datacenters[0]!.id, networkType: "standard" },
+      })
       .catch((e: unknown) => e)) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(404);
@@ -37,8 +39,15 @@ describe("errors name the URL and the setting to fix", () => {
 
   it("a host that is not a URL gave `Invalid URL`: the error quotes it, names its setting and the expected form", () => {
     expect(
-      () => new CloudClient({ baseUrl: "api.example.com", auth: { apiKey }, labels: { baseUrl: "CLOUDINFRA_BASE_URL (environment)" } }),
-    ).toThrow(/"api\.example\.com" \(CLOUDINFRA_BASE_URL \(environment\)\) is not an http\(s\) URL: give the API's full URL ending in \/v1/);
+      () =>
+        new CloudClient({
+          baseUrl: "api.example.com",
+          auth: { apiKey },
+          labels: { baseUrl: "CLOUDINFRA_BASE_URL (environment)" },
+        }),
+    ).toThrow(
+      /"api\.example\.com" \(CLOUDINFRA_BASE_URL \(environment\)\) is not an http\(s\) URL: give the API's full URL ending in \/v1/,
+    );
   });
 
   it("a refused key said API_KEY_INVALID only: the hint says where it came from and what to do, the key never shown", async () => {

@@ -66,7 +66,9 @@ describe("a hung API", () => {
     expect(text).not.toContain(apiKey);
     // What it waited for was printed while it waited: the retry and its reason.
     expect(result.hostLog).toMatch(
-      new RegExp(`cloudinfra warning: GET ${silentUrl.replace(/[.]/g, "\\.")}/auth/check: Network failure .*no answer within 300 ms.*retrying \\(attempt 2 of at most 2\\)`),
+      new RegExp(
+        `cloudinfra warning: GET ${silentUrl.replace(/[.]/g, "\\.")}/auth/check: Network failure .*no answer within 300 ms.*retrying \\(attempt 2 of at most 2\\)`,
+      ),
     );
     expect(result.hostLog).not.toContain(apiKey);
     expect(result.state.resources.filter((r) => r.name === "net")).toEqual([]);
@@ -102,7 +104,9 @@ describe("a hung API", () => {
     const id = result.outputs.id as string;
     const lines = result.hostLog.split("\n").filter((l) => l.startsWith("cloudinfra: "));
     expect(lines.some((l) => /Creating network .*progress.*: job [0-9a-f-]{36} started; waiting/.test(l))).toBe(true);
-    expect(lines.filter((l) => /job [0-9a-f-]{36} (pending|in progress), \d+% after/.test(l)).length).toBeGreaterThan(1);
+    expect(lines.filter((l) => /job [0-9a-f-]{36} (pending|in progress), \d+% after/.test(l)).length).toBeGreaterThan(
+      1,
+    );
     expect(lines.some((l) => /job [0-9a-f-]{36} completed in/.test(l))).toBe(true);
     expect((await slow.api.getNetwork({ params: { id } })).status).toBe("Active");
     await destroy(options);
@@ -121,7 +125,9 @@ describe("a hung API", () => {
     await limited.faults("");
     expect(result.errors).toEqual([]);
     expect((await limited.requests()).filter((r) => r.status === 429).length).toBeGreaterThan(0);
-    expect(result.hostLog).toMatch(/cloudinfra: rate limited by the API on POST \/resource\/networks: pausing [\d.]+ (ms|s) before trying again/);
+    expect(result.hostLog).toMatch(
+      /cloudinfra: rate limited by the API on POST \/resource\/networks: pausing [\d.]+ (ms|s) before trying again/,
+    );
     expect(result.hostLog).toMatch(/cloudinfra: waiting for the API's rate-limit budget before [A-Z]+ \/\S+/);
     await destroy(options);
   });

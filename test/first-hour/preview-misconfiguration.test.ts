@@ -140,7 +140,7 @@ describe("preview fails on misconfiguration", () => {
     expect(text).toContain("The cloudinfra configuration has 3 problems");
     expect(text).toContain("cloudinfra:apiKey (stack config) is not an API key");
     expect(text).not.toContain("not-a-key");
-    expect(text).toContain('cloudinfra:requestTimeoutMs (CLOUDINFRA_REQUEST_TIMEOUT_MS) must be an integer from 100');
+    expect(text).toContain("cloudinfra:requestTimeoutMs (CLOUDINFRA_REQUEST_TIMEOUT_MS) must be an integer from 100");
     expect(text).toContain('cloudinfra:maxRetries (CLOUDINFRA_MAX_RETRIES) must be an integer from 0 to 10, not "-1"');
     expect(await stack.requests(since)).toEqual([]);
   });
@@ -180,7 +180,9 @@ describe("preview fails on misconfiguration", () => {
     expect((await stack.requests(since)).map((r) => r.route)).toEqual(["check"]);
     const created = await up(quickstart("pm-good"), options);
     expect(created.summary.create).toBe(4); // three resources and the stack
-    expect((await stack.api.getVm({ params: { id: created.outputs.vm as string } })).virtualMachine.name).toBe("pm-good-vm");
+    expect((await stack.api.getVm({ params: { id: created.outputs.vm as string } })).virtualMachine.name).toBe(
+      "pm-good-vm",
+    );
     await destroy(options);
   });
 });

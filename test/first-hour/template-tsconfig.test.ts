@@ -68,9 +68,11 @@ export const volume = data.id;
 `;
 
 function version(pkg: string): string {
-  return (JSON.parse(fs.readFileSync(path.join(root, "node_modules", pkg, "package.json"), "utf8")) as {
-    version: string;
-  }).version;
+  return (
+    JSON.parse(fs.readFileSync(path.join(root, "node_modules", pkg, "package.json"), "utf8")) as {
+      version: string;
+    }
+  ).version;
 }
 
 let dir: string;

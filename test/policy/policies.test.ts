@@ -316,7 +316,7 @@ describe("stack policies", () => {
     }));
     const gpus = Array.from({ length: 3 }, (_, i) => ({
       resource: resource("GpuVirtualMachine", `gpu-${i}`, gpu()),
-      outputs: gpu() as WireMap,
+      outputs: gpu() as unknown as WireMap,
     }));
     const stack = (rs: typeof vms) => engine.analyzeStack(rs.map((r) => ({ ...r.resource, properties: r.outputs })));
     const ok = await stack([...vms.slice(0, 10), ...gpus.slice(0, 2)]);
