@@ -11,9 +11,10 @@ export interface PacingOptions {
   /** Set false to turn pacing off entirely. Default true. */
   enabled?: boolean;
   /**
-   * While it is not known whether other processes spend the same budget (the first window), or when they do, let no
-   * more requests be in flight than were answered so far in the window (doubling each round trip), so that the
-   * others' requests show in the figures before this process commits much of the window. Default true.
+   * Other processes may spend the same budget (one key in many CI jobs). In each window let no more requests be in
+   * flight than were answered so far in it (doubling each round trip), and, once others show in the figures, no more
+   * than half of this process's share, so that their requests show in the figures before this process commits much
+   * of the window. Set false to send at once whatever the figures allow. Default true.
    */
   slowStart?: boolean;
   /** Clock (epoch ms); tests may replace it. */

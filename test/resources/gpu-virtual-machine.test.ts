@@ -150,7 +150,7 @@ describe("GpuVirtualMachine lifecycle", () => {
     }
     expect(text).toContain("UUID");
     expect(text).toContain("1, 2, 4 or 8");
-    expect(text).toContain("only one of them");
+    expect(text).toContain("imageId: imageName names the image too: give only one of the two");
     expect(await stack.requests(since)).toEqual([]);
   });
 
