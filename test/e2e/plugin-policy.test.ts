@@ -1,0 +1,78 @@
+/**
+ * The policy pack of examples/policy-pack on the provider plugin's resources (`cloudinfra:index:<Kind>`), through the
+ * real CLI: a mandatory violation blocks the preview with nothing created, and a remediation's change is what the API
+ * receives.
+ */
+import { CommandError, type EngineEvent } from "@pulumi/pulumi/automation";
+import { expect, it } from "vitest";
+import { cliWorld, describeCli, policyPack } from "./helpers";
+import { pluginResources, resource, useLauncher } from "../plugin/launcher";
+
+useLauncher();
+const world = await cliWorld();
+const [fra] = world.datacenters;
+const pack = policyPack(world);
+const admin = world.emulator.bootstrap.users.admin;
+const DAY = 24 * 60 * 60 * 1000;
+
+function policyRecorder(): { onEvent: (event: EngineEvent) => void; events: string[] } {
+  const events: string[] = [];
+  return {
+    events,
+    onEvent(event) {
+      if (event.policyEvent !== undefined)
+        events.push(`${event.policyEvent.enforcementLevel} ${event.policyEvent.policyName}`);
+      const remediated = (event as { policyRemediationEvent?: { policyName: string } }).policyRemediationEvent;
+      if (remediated !== undefined) events.push(`remediated ${remediated.policyName}`);
+    },
+  };
+}
+
+describeCli("the policy pack on the plugin's resources (real CLI)", () => {
+  it("blocks a plugin VM above the size limit in preview: nothing is created", async () => {
+    const since = world.now();
+    const stack = await world.stack("quickstart", async () => {
+      resource("VirtualMachine", "big", {
+        name: "ppp-big-vm",
+        datacenterId: fra!.id,
+        imageId: 1,
+        configurationId: 4, // xl: 16 vCPU, above the pack's 8
+      });
+    });
+    const recorder = policyRecorder();
+    const blocked = await stack
+      .preview({ color: "never", policyPacks: [pack], onEvent: recorder.onEvent })
+      .catch((e: unknown) => e);
+    expect(blocked).toBeInstanceOf(CommandError);
+    expect(recorder.events).toContain("mandatory max-vm-size");
+    expect((await pluginResources(stack)).filter((r) => r.type.startsWith("cloudinfra:index:"))).toEqual([]);
+    const writes = (await world.requests(since)).filter((r) => r.method === "POST" && !r.path.endsWith("/jobs"));
+    expect(writes).toEqual([]);
+  });
+
+  it("remediates a plugin API key asking for 365 days: the API creates it with the pack's 90", async () => {
+    const stack = await world.stack(
+      "quickstart",
+      async () => {
+        const key = resource("ApiKey", "ci", { name: "ppp-remediated", expiresInDays: 365 }, ["expiresInDays"]);
+        return { keyId: key.id, expiresInDays: key.expiresInDays };
+      },
+      {
+        "cloudinfra:baseUrl": world.emulator.baseUrl,
+        "cloudinfra:email": admin.email,
+        "cloudinfra:password": { secret: admin.password },
+        "cloudinfra:totpSecret": { secret: admin.totpSecret },
+      },
+    );
+    const recorder = policyRecorder();
+    const result = await stack.up({ color: "never", policyPacks: [pack], onEvent: recorder.onEvent });
+    expect(recorder.events).toContain("remediated max-api-key-lifetime");
+    expect(result.outputs.expiresInDays!.value).toBe(90);
+    const key = (await world.api.listApiKeys({ query: { search: "ppp-remediated" } })).data[0]!;
+    expect(key.id).toBe(result.outputs.keyId!.value);
+    const days = (Date.parse(key.expiresAt!) - world.now()) / DAY;
+    expect(days).toBeGreaterThan(89);
+    expect(days).toBeLessThanOrEqual(90);
+    await stack.destroy({ color: "never" });
+  });
+});
