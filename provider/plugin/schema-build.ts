@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { z } from "zod";
+import { PACKAGE, token } from "./tokens";
 import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../resources";
 import { NetworkInputs } from "../resources/network";
 import { VirtualMachineInputs } from "../resources/virtual-machine";
@@ -39,9 +40,6 @@ export const inputSchemas: Record<KindName, z.ZodObject> = {
 /** The SDK file of a kind (kebab case of its name). */
 const sdkFile = (kind: string) => `${kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}.ts`;
 
-export const PACKAGE = "cloudinfra";
-export const token = (name: string) => `${PACKAGE}:index:${name}`;
-
 type JsonSchema = Record<string, unknown> & {
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
@@ -53,7 +51,9 @@ type JsonSchema = Record<string, unknown> & {
   const?: unknown;
   enum?: unknown[];
 };
+/** A type of the Pulumi package schema (`type`, `items`, `$ref`, ...). */
 export type SchemaType = Record<string, unknown>;
+/** A property of the Pulumi package schema: its type, description and flags. */
 export interface SchemaProperty extends SchemaType {
   description?: string;
   secret?: boolean;

@@ -10,7 +10,6 @@ import * as grpc from "@grpc/grpc-js";
 import type { z } from "zod";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Any } from "google-protobuf/google/protobuf/any_pb";
-import type { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import * as provider from "@pulumi/pulumi/proto/provider_pb";
 import * as providerRpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as plugin from "@pulumi/pulumi/proto/plugin_pb";
@@ -21,7 +20,6 @@ import {
   checkResource,
   configuration,
   containsUnknown,
-  ConfigurationError,
   kinds,
   ResourceInitError,
   sameValue,
@@ -39,9 +37,7 @@ import {
 import * as data from "../resources/data";
 import { UNKNOWN, unwrap, wrap } from "./properties";
 import schema from "./schema.json";
-
-export const PACKAGE = "cloudinfra";
-const TYPE_PREFIX = `${PACKAGE}:index:`;
+import { PACKAGE, TYPE_PREFIX } from "./tokens";
 
 type Schema = {
   version: string;
@@ -553,7 +549,3 @@ export class ProviderServer {
     return response.setReturn(wrap(result as Props));
   }
 }
-
-/** The configuration errors of the framework, for callers that tell them apart. */
-export { ConfigurationError };
-export type { Struct };
