@@ -412,7 +412,8 @@ export class Transport {
       const attempts = error.attempts === 1 ? "1 attempt" : `${error.attempts} attempts`;
       return error.withHint(
         `Gave up after ${attempts} in ${duration(elapsedMs)} (at most ${duration(this.timeouts.headersMs)} each: ` +
-          `${this.labels.requestTimeout}; ${this.retry.retries} retries: ${this.labels.retries}). The base URL ` +
+          `${this.labels.requestTimeout}; ${this.retry.retries} ${this.retry.retries === 1 ? "retry" : "retries"}: ` +
+          `${this.labels.retries}). The base URL ` +
           `${this.baseUrl} comes from ${this.labels.baseUrl}: check it, and that the API is reachable from here`,
       );
     }

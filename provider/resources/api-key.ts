@@ -235,6 +235,8 @@ function diff(olds: Props, news: Props): DiffResult {
 
 export const apiKey: ResourceKind = {
   name: "ApiKey",
+  // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
+  settingsFor: sessionSettings,
   check: (_olds: Props, news: Props) => checkInputs(ApiKeyInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diff(olds, news),
   create: (inputs: Props) => create(inputs as ApiKeyInputs),

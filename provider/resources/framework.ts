@@ -214,7 +214,9 @@ function readSettings(): { settings?: Settings; problems: string[] } {
     const closest = closestSetting(name);
     problems.push(
       `${key} is not a cloudinfra setting` +
-        (closest ? `: did you mean cloudinfra:${closest}? ` : `; the settings are ${Object.keys(settingSources).join(", ")}. `) +
+        (closest
+          ? `: did you mean cloudinfra:${closest}? `
+          : `; the settings are ${Object.keys(settingSources).join(", ")}. `) +
         `Remove it with \`pulumi config rm ${key}\`${closest ? ` and set cloudinfra:${closest} instead` : ""}`,
     );
   }
@@ -392,7 +394,9 @@ const verified = new WeakMap<CloudClient, Promise<void>>();
  * `cloudinfra:skipCredentialsValidation` (previews without network access). The outcome, good or bad, is kept.
  */
 export function verifyCredentials(current: Settings = settings()): Promise<void> {
-  if (current.skipCredentialsValidation) return Promise.resolve();
+  // Signing in (email, password, TOTP) is not a check without effects: it opens a session and spends a TOTP code
+  // that the `up` after a preview could then not use. Those credentials are checked by the first real call.
+  if (current.skipCredentialsValidation || "password" in current.auth) return Promise.resolve();
   const api = client(current);
   let found = verified.get(api);
   if (!found) {
@@ -424,8 +428,10 @@ export function verifyCredentials(current: Settings = settings()): Promise<void>
  */
 export async function checkResource(kind: ResourceKind, olds: Props, news: Props): Promise<CheckResult<Props>> {
   const current = settings();
+  // The credentials this kind will use (an ApiKey needs a session): missing ones fail here, before any request.
+  const used = kind.settingsFor ? kind.settingsFor(current) : current;
   const result = await kind.check(olds, news);
-  if (result.failures.length === 0) await verifyCredentials(current);
+  if (result.failures.length === 0) await verifyCredentials(used);
   return result;
 }
 
@@ -543,7 +549,12 @@ export function checkInputs<S extends z.ZodObject>(
   const refused = new Set(failures.map((f) => f.property.split(".")[0]));
   const clean = Object.fromEntries(Object.entries(known).filter(([k]) => !refused.has(k) && k in schema.shape));
   const cleanMask = Object.fromEntries(Object.keys(clean).map((k) => [k, true as const]));
-  const reparsed = parsed.success ? parsed : schema.pick(cleanMask as never).partial().safeParse(clean);
+  const reparsed = parsed.success
+    ? parsed
+    : schema
+        .pick(cleanMask as never)
+        .partial()
+        .safeParse(clean);
   const values = (reparsed.success ? reparsed.data : clean) as Partial<z.output<S>>;
   extra?.(values, failures);
   const inputs = { ...values, ...Object.fromEntries(pending.map((k) => [k, given[k]])) } as z.output<S>;
@@ -620,6 +631,11 @@ export function diffInputs(olds: Props, news: Props, spec: DiffSpec): DiffResult
  */
 export interface ResourceKind {
   readonly name: string;
+  /**
+   * The settings this kind calls the API with, when they differ from the configured ones (an ApiKey is created by
+   * a signed-in session); a ConfigurationError when they cannot be had. Check uses it to verify those credentials.
+   */
+  settingsFor?(current: Settings): Settings;
   /** Validates and normalises inputs; values unknown during preview pass unchecked. */
   check(olds: Props, news: Props): CheckResult<Props> | Promise<CheckResult<Props>>;
   /** `olds` are the current outputs (refreshed or not), `news` the checked inputs. */
