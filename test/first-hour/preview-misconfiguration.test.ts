@@ -171,6 +171,22 @@ describe("preview fails on misconfiguration", () => {
     expect(await stack.requests(since)).toEqual([]);
   });
 
+  it("sign-in credentials are not tried by preview: signing in would spend the TOTP code the following up needs", async () => {
+    const since = stack.now();
+    const result = await preview(
+      quickstart("pm-signin"),
+      run({
+        "cloudinfra:baseUrl": stack.emulator.baseUrl,
+        "cloudinfra:email": { secret: admin.email },
+        "cloudinfra:password": { secret: admin.password },
+        "cloudinfra:totpSecret": { secret: admin.totpSecret },
+      }),
+    );
+    expect(result.errors).toEqual([]);
+    expect(creates(result)).toBe(3);
+    expect(await stack.requests(since)).toEqual([]);
+  });
+
   it("good settings: preview plans the creates after one credential check; up then creates them", async () => {
     const options = { ...stack.options(), env: noEnv };
     const since = stack.now();
