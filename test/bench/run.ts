@@ -168,7 +168,7 @@ async function stackChild(baseUrl: string, apiKey: string, index: number, size: 
   errors.push(...created.errors.map((e) => `up: ${e.message}`));
   const destroyed = await destroy(options);
   errors.push(...destroyed.errors.map((e) => `destroy: ${e.message}`));
-  const operations = created.steps.filter((s) => s.op === "create").length + size;
+  const operations = created.steps.filter((s) => s.custom && s.op === "create").length + size;
   fs.rmSync(dir, { recursive: true, force: true });
   process.stdout.write(`${JSON.stringify({ index, operations, errors })}\n`);
 }
