@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import type { EngineEvent, PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { afterAll, describe } from "vitest";
 import type { EmulatorOptions } from "../../emulator/context";
 import { cliStack, prepareProject, usePulumiCli, type PlainConfig } from "../../tools/pulumi-cli";
@@ -65,6 +65,8 @@ export interface CliWorld extends EmulatorStack {
   work: string;
   /** Stack config with the emulator's base URL and the admin's API key (a secret). */
   config: PlainConfig;
+  /** Stack config that signs the admin in (email, password, TOTP secret): what an ApiKey needs; no API key. */
+  signIn: PlainConfig;
   /**
    * A new stack of the real CLI in a copy of the project directory `project` (an example's name, or a directory),
    * with `config` (default {@link CliWorld.config}): running the project's own program, or `program` inline.
@@ -86,10 +88,19 @@ export async function cliWorld(options: EmulatorOptions = {}): Promise<CliWorld>
     "cloudinfra:apiKey": { secret: world.emulator.bootstrap.users.admin.apiKey },
     "cloudinfra:pollIntervalMs": "20",
   };
+  const admin = world.emulator.bootstrap.users.admin;
+  const signIn: PlainConfig = {
+    "cloudinfra:baseUrl": world.emulator.baseUrl,
+    "cloudinfra:email": admin.email,
+    "cloudinfra:password": { secret: admin.password },
+    "cloudinfra:totpSecret": { secret: admin.totpSecret },
+    "cloudinfra:pollIntervalMs": "20",
+  };
   let count = 0;
   return Object.assign(world, {
     work,
     config,
+    signIn,
     async stack(project: string, program?: PulumiFn, stackConfig: PlainConfig = config, stackName?: string) {
       const source = path.isAbsolute(project) ? project : path.join(root, "examples", project);
       const parent = fs.mkdtempSync(path.join(work, `${++count}-`));
@@ -110,4 +121,30 @@ export async function cliWorld(options: EmulatorOptions = {}): Promise<CliWorld>
 /** A copy of a policy pack project (default examples/policy-pack) with its node_modules, for `policyPacks`. */
 export function policyPack(world: CliWorld, source = path.join(root, "examples", "policy-pack")): string {
   return prepareProject(source, fs.mkdtempSync(path.join(world.work, "pack-")), root);
+}
+
+/** Whether a read of the API answers 404 (the resource is gone). */
+export async function gone(read: () => Promise<unknown>): Promise<boolean> {
+  const error = await read().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return (error as { status?: number } | undefined)?.status === 404;
+}
+
+/**
+ * The policy events of a run, as `level policy-name`; a remediation as `remediated policy-name` (the CLI's
+ * `policyRemediationEvent`, which the Automation API's types do not name yet but pass on).
+ */
+export function policyRecorder(): { onEvent: (event: EngineEvent) => void; events: string[] } {
+  const events: string[] = [];
+  return {
+    events,
+    onEvent(event) {
+      const found = event.policyEvent;
+      if (found !== undefined) events.push(`${found.enforcementLevel} ${found.policyName}`);
+      const remediated = (event as { policyRemediationEvent?: { policyName: string } }).policyRemediationEvent;
+      if (remediated !== undefined) events.push(`remediated ${remediated.policyName}`);
+    },
+  };
 }

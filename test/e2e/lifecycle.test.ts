@@ -9,7 +9,7 @@ import type { EngineEvent, OpType, Stack } from "@pulumi/pulumi/automation";
 import { CommandError } from "@pulumi/pulumi/automation";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as cloudinfra from "../../sdk";
-import { cliWorld, describeCli, stateResource } from "./helpers";
+import { cliWorld, describeCli, gone, stateResource } from "./helpers";
 
 const world = await cliWorld();
 const [fra] = world.datacenters;
@@ -57,14 +57,6 @@ function stepRecorder(): { onEvent: (event: EngineEvent) => void; steps: string[
       }
     },
   };
-}
-
-async function gone(read: () => Promise<unknown>): Promise<boolean> {
-  const error = await read().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  return (error as { status?: number } | undefined)?.status === 404;
 }
 
 describeCli("the lifecycle through the real CLI", () => {

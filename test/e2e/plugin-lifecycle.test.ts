@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { CommandError, type Stack } from "@pulumi/pulumi/automation";
 import { beforeAll, describe, expect, it } from "vitest";
-import { cliWorld, describeCli } from "./helpers";
+import { cliWorld, describeCli, gone } from "./helpers";
 import { pluginResources, resource, useLauncher } from "../plugin/launcher";
 
 useLauncher();
@@ -22,14 +22,6 @@ const gpuOffer = (await world.api.gpuInventory({ query: {} })).flatMap((s) =>
       .map((n) => ({ seriesId: s.seriesId, datacenterId: a.datacenterId, gpuCount: n })),
   ),
 )[0]!;
-
-async function gone(read: () => Promise<unknown>): Promise<boolean> {
-  const error = await read().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  return (error as { status?: number } | undefined)?.status === 404;
-}
 
 /** Every kind, wired as a user would: network → VM → volume + attachment, group → user, API key. */
 async function everyKind() {
@@ -79,13 +71,10 @@ describeCli("the provider plugin through the real CLI", () => {
     let ids: Record<string, string>;
 
     beforeAll(async () => {
-      const admin = world.emulator.bootstrap.users.admin;
       stack = await world.stack("quickstart", everyKind, {
         ...world.config,
         // An API key is created by a signed-in user: the sign-in settings sit beside the API key.
-        "cloudinfra:email": admin.email,
-        "cloudinfra:password": { secret: admin.password },
-        "cloudinfra:totpSecret": { secret: admin.totpSecret },
+        ...world.signIn,
         "app:prefix": "pl",
       });
       const result = await stack.up({ color: "never" });

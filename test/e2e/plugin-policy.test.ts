@@ -3,30 +3,16 @@
  * real CLI: a mandatory violation blocks the preview with nothing created, and a remediation's change is what the API
  * receives.
  */
-import { CommandError, type EngineEvent } from "@pulumi/pulumi/automation";
+import { CommandError } from "@pulumi/pulumi/automation";
 import { expect, it } from "vitest";
-import { cliWorld, describeCli, policyPack } from "./helpers";
+import { cliWorld, describeCli, policyPack, policyRecorder } from "./helpers";
 import { pluginResources, resource, useLauncher } from "../plugin/launcher";
 
 useLauncher();
 const world = await cliWorld();
 const [fra] = world.datacenters;
 const pack = policyPack(world);
-const admin = world.emulator.bootstrap.users.admin;
 const DAY = 24 * 60 * 60 * 1000;
-
-function policyRecorder(): { onEvent: (event: EngineEvent) => void; events: string[] } {
-  const events: string[] = [];
-  return {
-    events,
-    onEvent(event) {
-      if (event.policyEvent !== undefined)
-        events.push(`${event.policyEvent.enforcementLevel} ${event.policyEvent.policyName}`);
-      const remediated = (event as { policyRemediationEvent?: { policyName: string } }).policyRemediationEvent;
-      if (remediated !== undefined) events.push(`remediated ${remediated.policyName}`);
-    },
-  };
-}
 
 describeCli("the policy pack on the plugin's resources (real CLI)", () => {
   it("blocks a plugin VM above the size limit in preview: nothing is created", async () => {
@@ -57,12 +43,7 @@ describeCli("the policy pack on the plugin's resources (real CLI)", () => {
         const key = resource("ApiKey", "ci", { name: "ppp-remediated", expiresInDays: 365 }, ["expiresInDays"]);
         return { keyId: key.id, expiresInDays: key.expiresInDays };
       },
-      {
-        "cloudinfra:baseUrl": world.emulator.baseUrl,
-        "cloudinfra:email": admin.email,
-        "cloudinfra:password": { secret: admin.password },
-        "cloudinfra:totpSecret": { secret: admin.totpSecret },
-      },
+      world.signIn,
     );
     const recorder = policyRecorder();
     const result = await stack.up({ color: "never", policyPacks: [pack], onEvent: recorder.onEvent });

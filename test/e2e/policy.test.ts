@@ -3,34 +3,17 @@
  * mandatory violation blocks the up before anything is created, and a remediation's change is what the API receives.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CommandError, type EngineEvent } from "@pulumi/pulumi/automation";
+import { CommandError } from "@pulumi/pulumi/automation";
 import { expect, it } from "vitest";
 import { quickstart } from "../../examples/quickstart/program";
 import * as cloudinfra from "../../sdk";
 import { inventory } from "../examples/helpers";
-import { cliWorld, describeCli, policyPack, stateResources } from "./helpers";
+import { cliWorld, describeCli, policyPack, policyRecorder, stateResources } from "./helpers";
 
 const world = await cliWorld();
 const [fra] = world.datacenters;
 const pack = policyPack(world);
 const DAY = 24 * 60 * 60 * 1000;
-
-/**
- * The policy events of a run, as `level policy-name`; a remediation as `remediated policy-name` (the CLI's
- * `policyRemediationEvent`, which the Automation API's types do not name yet but pass on).
- */
-function policyRecorder(): { onEvent: (event: EngineEvent) => void; events: string[] } {
-  const events: string[] = [];
-  return {
-    events,
-    onEvent(event) {
-      const found = event.policyEvent;
-      if (found !== undefined) events.push(`${found.enforcementLevel} ${found.policyName}`);
-      const remediated = (event as { policyRemediationEvent?: { policyName: string } }).policyRemediationEvent;
-      if (remediated !== undefined) events.push(`remediated ${remediated.policyName}`);
-    },
-  };
-}
 
 describeCli("the policy pack through the real CLI", () => {
   it("passes a clean stack (quickstart): everything is created", async () => {
@@ -77,19 +60,13 @@ describeCli("the policy pack through the real CLI", () => {
   });
 
   it("applies a remediation: an API key asking for 365 days is created with the pack's 90", async () => {
-    const admin = world.emulator.bootstrap.users.admin;
     const stack = await world.stack(
       "team-onboarding",
       async () => {
         const key = new cloudinfra.ApiKey("ci", { name: "pp-remediated", expiresInDays: 365 });
         return { keyId: key.id, expiresInDays: key.expiresInDays, key: pulumi.secret(key.key) };
       },
-      {
-        "cloudinfra:baseUrl": world.emulator.baseUrl,
-        "cloudinfra:email": admin.email,
-        "cloudinfra:password": { secret: admin.password },
-        "cloudinfra:totpSecret": { secret: admin.totpSecret },
-      },
+      world.signIn,
     );
     const recorder = policyRecorder();
     const result = await stack.up({ color: "never", policyPacks: [pack], onEvent: recorder.onEvent });

@@ -23,12 +23,7 @@ describeCli("secrets through the real CLI", () => {
         const key = new cloudinfra.ApiKey("ci", { name: "sec-ci", expiresInDays: 30 });
         return { keyId: key.id, key: key.key };
       },
-      {
-        "cloudinfra:baseUrl": world.emulator.baseUrl,
-        "cloudinfra:email": admin.email,
-        "cloudinfra:password": { secret: admin.password },
-        "cloudinfra:totpSecret": { secret: admin.totpSecret },
-      },
+      world.signIn,
     );
     const withKey = await world.stack("quickstart", async () => {
       const network = new cloudinfra.Network("net", { name: "sec-net", datacenterId: fra.id, networkType: "standard" });
