@@ -2,14 +2,18 @@
  * Issue 8, item 1: a standard Pulumi TypeScript project (the tsconfig.json of Pulumi's own `typescript` template: no
  * `skipLibCheck`, no `esModuleInterop`) failed `tsc` with 63 errors in zod's declarations, because the main entry's
  * declarations reached the zod contract. This packs the package, installs the tarball into a fresh project with
- * exactly that tsconfig, and type-checks a program.
+ * exactly that tsconfig, and type-checks a program; with the real CLI, that project runs `preview` and `up`.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmulator } from "../../emulator/server";
+import { CloudClient } from "../../provider/client";
+import { cliEnvironment } from "../../tools/pulumi-cli";
+import { cliVersion, describeCli } from "../e2e/helpers";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -149,6 +153,53 @@ describe("a Pulumi project with the template's tsconfig", () => {
       expect(check.status).toBe(200);
     } finally {
       child.kill("SIGTERM");
+    }
+  });
+});
+
+describeCli("the tarball project through the real CLI", () => {
+  /** Runs `pulumi` in the project; resolves to its exit code and everything it printed (never rejects). */
+  function pulumi(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; out: string }> {
+    return new Promise((resolve) => {
+      execFile("pulumi", args, { cwd: path.join(dir, "project"), env, encoding: "utf8" }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : Number(error.code ?? 1), out: stdout + stderr }),
+      );
+    });
+  }
+
+  it(`preview fails on a wrong key naming cloudinfra:apiKey; with the right one preview and up work (pulumi ${cliVersion})`, async () => {
+    const emulator = await startEmulator({ port: 0, jobDurationMs: 300, rateLimit: 0 });
+    const apiKey = emulator.bootstrap.users.admin.apiKey;
+    const api = new CloudClient({ baseUrl: emulator.baseUrl, auth: { apiKey } });
+    try {
+      const project = path.join(dir, "project");
+      fs.writeFileSync(path.join(project, "Pulumi.yaml"), "name: first-hour\nruntime: nodejs\n");
+      const env = { ...process.env, ...cliEnvironment(path.join(dir, "backend"), project) };
+      delete env.PULUMI_NODEJS_TRANSPILE_ONLY; // a user's program is type-checked as it runs
+      expect((await pulumi(env, "stack", "init", "dev")).code).toBe(0);
+      await pulumi(env, "config", "set", "cloudinfra:baseUrl", emulator.baseUrl);
+      await pulumi(env, "config", "set", "--secret", "cloudinfra:apiKey", `svc_${"x".repeat(28)}`);
+
+      const refused = await pulumi(env, "preview", "--non-interactive");
+      expect(refused.code).not.toBe(0);
+      expect(refused.out).toContain("cloudinfra:apiKey");
+      expect(refused.out).not.toContain(`svc_${"x".repeat(28)}`);
+
+      await pulumi(env, "config", "set", "--secret", "cloudinfra:apiKey", apiKey);
+      const previewed = await pulumi(env, "preview", "--non-interactive");
+      expect(previewed.code, previewed.out).toBe(0);
+      const created = await pulumi(env, "up", "--yes", "--non-interactive");
+      expect(created.code, created.out).toBe(0);
+      const [network] = (await api.listNetworks({ query: { search: "app" } })).data;
+      expect(network).toMatchObject({ name: "app", status: "Active" });
+      expect((await api.listVms({ query: { search: "web-1" } })).data).toHaveLength(1);
+
+      const destroyed = await pulumi(env, "destroy", "--yes", "--non-interactive");
+      expect(destroyed.code, destroyed.out).toBe(0);
+      expect((await api.listNetworks({ query: { search: "app" } })).data).toEqual([]);
+    } finally {
+      await api.close();
+      await emulator.close();
     }
   });
 });
