@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CloudClient } from "../provider/client";
 import type * as api from "../provider/api";
+import { availableCombinations } from "../provider/resources/data";
 import { client, configure } from "../provider/resources/framework";
 
 // The types below are written out rather than re-exported from the zod contract: a program's declarations must not
@@ -126,8 +127,6 @@ export interface GetGpuInventoryResult {
   available: GpuCombination[];
 }
 
-const gpuCounts = [1, 2, 4, 8] as const;
-
 /**
  * The GPU inventory now: which series, data centers and GPU counts can be ordered. Read at each call (the API never
  * caches it), with the provider's configuration.
@@ -135,21 +134,7 @@ const gpuCounts = [1, 2, 4, 8] as const;
 export async function getGpuInventory(args: GetGpuInventoryArgs = {}): Promise<GetGpuInventoryResult> {
   const query = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
   const series = await programClient().gpuInventory({ query });
-  const available = series.flatMap((s) =>
-    s.availability.flatMap((a) =>
-      gpuCounts
-        .filter((n) => a.gpuCounts[n].available)
-        .map((gpuCount) => ({
-          seriesId: s.seriesId,
-          seriesName: s.seriesName,
-          seriesCode: s.seriesCode,
-          datacenterId: a.datacenterId,
-          datacenterName: a.datacenterName,
-          gpuCount,
-        })),
-    ),
-  );
-  return { series, available };
+  return { series, available: availableCombinations(series) };
 }
 
 /** {@link getGpuInventory} with arguments that may be outputs; the result is an output. */

@@ -35,7 +35,12 @@ const gpuCounts = [1, 2, 4, 8] as const;
 export async function gpuInventory(args: GetGpuInventoryArgs): Promise<GetGpuInventoryResult> {
   const query = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
   const series = await client().gpuInventory({ query });
-  const available = series.flatMap((s) =>
+  return { series, available: availableCombinations(series) };
+}
+
+/** Every series × data center × GPU count of an inventory that can be ordered now, in order, ascending count. */
+export function availableCombinations(series: GetGpuInventoryResult["series"]): GetGpuInventoryResult["available"] {
+  return series.flatMap((s) =>
     s.availability.flatMap((a) =>
       gpuCounts
         .filter((n) => a.gpuCounts[n].available)
@@ -49,7 +54,6 @@ export async function gpuInventory(args: GetGpuInventoryArgs): Promise<GetGpuInv
         })),
     ),
   );
-  return { series, available };
 }
 
 export const GetVolumeSizesArgs = z.strictObject({ datacenterId: Uuid });
