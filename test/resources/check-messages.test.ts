@@ -7,25 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { kinds, type CheckFailure, type KindName } from "../../provider/resources";
-import { ApiKeyInputs } from "../../provider/resources/api-key";
-import { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
-import { NetworkInputs } from "../../provider/resources/network";
-import { ResourceGroupInputs } from "../../provider/resources/resource-group";
-import { UserInputs } from "../../provider/resources/user";
-import { VirtualMachineInputs } from "../../provider/resources/virtual-machine";
-import { VolumeAttachmentInputs } from "../../provider/resources/volume-attachment";
-import { VolumeInputs } from "../../provider/resources/volume";
-
-const schemas: Record<KindName, z.ZodObject> = {
-  Network: NetworkInputs,
-  VirtualMachine: VirtualMachineInputs,
-  GpuVirtualMachine: GpuVirtualMachineInputs,
-  Volume: VolumeInputs,
-  VolumeAttachment: VolumeAttachmentInputs,
-  ResourceGroup: ResourceGroupInputs,
-  User: UserInputs,
-  ApiKey: ApiKeyInputs,
-};
+import { inputSchemas as schemas } from "../../provider/plugin/schema-build";
 
 /** Values of every JSON type: for each property, those of the wrong type must fail. */
 const wrongValues: unknown[] = [12345, 1.5, -3, "wrong-type", true, [1, 2], [{ a: 1 }], { a: 1 }, null];
