@@ -32,6 +32,11 @@ const RequestsQuery = z.strictObject({
   userId: Uuid.optional(),
   /** Emulator clock, epoch ms: only requests that arrived at or after it. */
   since: qInt(0).optional(),
+  /**
+   * Only requests that arrived after the one numbered N (`seq`; the current number is `GET /__admin/requests/mark`).
+   * Unlike `since`, exact: the clock has millisecond steps, and a request is logged when answered.
+   */
+  after: qInt(0).optional(),
   /** Only the latest N. */
   limit: qInt(1, 10_000).optional(),
 });
@@ -192,11 +197,13 @@ export function registerAdminRoutes(
           (pattern === null || pattern.test(e.path.slice(API_PREFIX.length) || "/")) &&
           (q.status === undefined || e.status === q.status) &&
           (q.userId === undefined || e.caller?.userId === q.userId) &&
-          (q.since === undefined || e.at >= q.since),
+          (q.since === undefined || e.at >= q.since) &&
+          (q.after === undefined || e.seq > q.after),
       );
     if (q.limit !== undefined) rows = rows.slice(-q.limit);
     return ok(rows.map((e) => ({ ...e, time: iso(e.at) })));
   });
+  app.get(`${ADMIN_PREFIX}/requests/mark`, async () => ok({ seq: log.mark }));
   app.delete(`${ADMIN_PREFIX}/requests`, async () => ok({ cleared: log.clear() }));
 
   app.get(`${ADMIN_PREFIX}/faults`, async () => ok(faults.list()));

@@ -69,4 +69,6 @@ export interface EmulatorContext {
   touch(): void;
   /** The injected outcome for a job of this operation being started now (fault rules), or null. */
   jobFault(operation: string): JobRec["inject"];
+  /** The number of the latest /v1 request to arrive (the request log's `after=` mark). */
+  requestMark(): number;
 }

@@ -30,12 +30,21 @@ export class RequestLog {
 
   constructor(readonly capacity = 10_000) {}
 
-  /** Appends an entry (numbered in arrival order), dropping the oldest beyond the capacity. */
-  record(entry: Omit<RequestLogEntry, "seq">): RequestLogEntry {
-    const full = { seq: ++this.seq, ...entry };
-    this.entries.push(full);
+  /** Numbers a request as it arrives (entries are recorded when it has been answered, so perhaps later). */
+  arrived(): number {
+    return ++this.seq;
+  }
+
+  /** The number of the latest request to arrive: a mark that no request answered later can fall before. */
+  get mark(): number {
+    return this.seq;
+  }
+
+  /** Appends an entry, dropping the oldest beyond the capacity. */
+  record(entry: RequestLogEntry): RequestLogEntry {
+    this.entries.push(entry);
     if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
-    return full;
+    return entry;
   }
 
   /** The entries, oldest first. */
@@ -51,7 +60,7 @@ export class RequestLog {
   }
 }
 
-const arrival = new WeakMap<FastifyRequest, { at: number; started: number }>();
+const arrival = new WeakMap<FastifyRequest, { seq: number; at: number; started: number }>();
 const isApiRequest = (req: FastifyRequest) => req.url === API_PREFIX || req.url.startsWith(API_PREFIX + "/");
 
 /**
@@ -64,10 +73,11 @@ export function installOperator(app: FastifyInstance, ctx: EmulatorContext): { c
   const log = new RequestLog();
   if (ctx.options.faults) faults.add(parseFaultSpec(ctx.options.faults));
   ctx.jobFault = (operation) => faults.jobFault(operation);
+  ctx.requestMark = () => log.mark;
 
   app.addHook("onRequest", async (req, reply) => {
     if (!isApiRequest(req)) return;
-    arrival.set(req, { at: ctx.now(), started: performance.now() });
+    arrival.set(req, { seq: log.arrived(), at: ctx.now(), started: performance.now() });
     limiter.check(req, reply);
     await faults.onRequest(req);
   });
@@ -78,6 +88,7 @@ export function installOperator(app: FastifyInstance, ctx: EmulatorContext): { c
     const [path, ...rest] = req.url.split("?");
     const caller = req.caller;
     const entry = log.record({
+      seq: seen.seq,
       at: seen.at,
       method: req.method,
       path,

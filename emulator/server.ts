@@ -77,6 +77,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Buil
     random: seededRandom(opts.seed),
     touch() {},
     jobFault: () => null,
+    requestMark: () => 0,
   };
 
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, forceCloseConnections: true });

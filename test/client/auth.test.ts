@@ -104,7 +104,7 @@ describe("email + password + TOTP", () => {
     const member = h.emulator.bootstrap.users.member;
     const wrongSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
     const client = h.client({ auth: { email: member.email, password: member.password, totpSecret: wrongSecret } });
-    const since = h.emulator.ctx.now();
+    const since = h.emulator.ctx.requestMark();
     const error = (await client.check().catch((e: unknown) => e)) as ApiError;
     expect(error).toMatchObject({ status: 400, code: "INVALID_OTP" });
     expect(error.message).toContain("cloudinfra:totpSecret");
@@ -113,7 +113,7 @@ describe("email + password + TOTP", () => {
     // Later calls (every resource of a deployment) fail the same way at once: no second code is spent, no sign-in.
     const again = (await client.listNetworks({}).catch((e: unknown) => e)) as ApiError;
     expect(again.message).toBe(error.message);
-    const log = await h.requestLog({ since: String(since) });
+    const log = await h.requestLog({ after: String(since) });
     expect(log.filter((e) => e.route === "verifyTotp").map((e) => e.status)).toEqual([400]);
     expect(log.filter((e) => e.route === "signIn")).toHaveLength(1);
   });
@@ -121,7 +121,7 @@ describe("email + password + TOTP", () => {
   it("a clock off by more than 30 s took minutes to fail: the error says how far this clock is from the server's", async () => {
     const member = h.emulator.bootstrap.users.member;
     const client = passwordClient();
-    const since = h.emulator.ctx.now();
+    const since = h.emulator.ctx.requestMark();
     h.emulator.ctx.clockOffsetMs += 120_000; // the server's clock is two minutes ahead of ours
     try {
       const error = (await client.check().catch((e: unknown) => e)) as ApiError;
@@ -131,7 +131,7 @@ describe("email + password + TOTP", () => {
     } finally {
       h.emulator.ctx.clockOffsetMs -= 120_000;
     }
-    const log = await h.requestLog({ since: String(since) });
+    const log = await h.requestLog({ after: String(since) });
     expect(log.filter((e) => e.route === "verifyTotp")).toHaveLength(1);
   });
 });

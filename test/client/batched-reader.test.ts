@@ -28,14 +28,14 @@ describe("BatchedReader", () => {
   it("refresh read each resource by id (N GETs): reads gathered together go through the list, 100 a page", async () => {
     const ids = await networks("br", 150);
     const gone = "00000000-0000-4000-8000-000000000000";
-    const since = h.emulator.ctx.now();
+    const since = h.emulator.ctx.requestMark();
     const read = reader();
     const found = await Promise.all([...ids, gone].map((id) => read.read(id)));
     expect(found.slice(0, -1).map((n) => n?.id)).toEqual(ids);
     expect(found.at(-1)).toBeNull();
     // What the API holds, as the detail shows it: the list items are the same.
     expect(found[0]).toEqual(await api.getNetwork({ params: { id: ids[0] } }));
-    const log = await h.requestLog({ since: String(since) });
+    const log = await h.requestLog({ after: String(since) });
     expect(log.filter((e) => e.route === "listNetworks")).toHaveLength(2);
     // The id the list did not show is read by id (a 404), never taken as gone from its absence alone.
     expect(log.filter((e) => e.route === "getNetwork").map((e) => e.status)).toEqual([404, 200]);
@@ -43,20 +43,20 @@ describe("BatchedReader", () => {
 
   it("a few reads are sent one by one; a list larger than the reads it would replace is not paged", async () => {
     const ids = await networks("few", 3);
-    const since = h.emulator.ctx.now();
+    const since = h.emulator.ctx.requestMark();
     const read = reader();
     await Promise.all(ids.map((id) => read.read(id)));
-    const few = await h.requestLog({ since: String(since) });
+    const few = await h.requestLog({ after: String(since) });
     expect(few.map((e) => e.route)).toEqual(["getNetwork", "getNetwork", "getNetwork"]);
 
     // Five reads among 150+ networks in pages of 10: one page (which holds the oldest ones), then a read by id for
     // each id it did not show, since 15 more pages would cost more than 5 reads.
     const five = await networks("pg", 5);
-    const since2 = h.emulator.ctx.now();
+    const since2 = h.emulator.ctx.requestMark();
     const paged = reader({ pageSize: 10 });
     const all = await Promise.all(five.map((id) => paged.read(id)));
     expect(all.map((n) => n?.name)).toEqual(["pg-0", "pg-1", "pg-2", "pg-3", "pg-4"]);
-    const log = await h.requestLog({ since: String(since2) });
+    const log = await h.requestLog({ after: String(since2) });
     expect(log.filter((e) => e.route === "listNetworks")).toHaveLength(1);
     expect(log.filter((e) => e.route === "getNetwork")).toHaveLength(5);
   });

@@ -129,7 +129,7 @@ describeCli("the lifecycle through the real CLI", () => {
     });
 
     it("a check failure fails preview naming the property, and nothing changes", async () => {
-      const since = world.now();
+      const since = world.mark();
       const before = (await stack.exportStack()).deployment as unknown;
       await stack.setConfig("app:cidr", { value: "10.40.0.1/24" });
       const failed = await stack.preview({ color: "never" }).catch((e: unknown) => e);

@@ -36,7 +36,7 @@ describeCli("moving a stack from the dynamic resources to the plugin", () => {
     await stack.setConfig("app:step", { value: "retain" });
     await stack.up({ color: "never" });
 
-    const since = world.now();
+    const since = world.mark();
     await stack.setAllConfig({ "app:step": { value: "plugin" }, "app:id": { value: id } });
     const moved = await stack.up({ color: "never" });
     expect(moved.summary.resourceChanges).toMatchObject({ import: 1, delete: 1 });

@@ -16,7 +16,7 @@ const DAY = 24 * 60 * 60 * 1000;
 
 describeCli("the policy pack on the plugin's resources (real CLI)", () => {
   it("blocks a plugin VM above the size limit in preview: nothing is created", async () => {
-    const since = world.now();
+    const since = world.mark();
     const stack = await world.stack("quickstart", async () => {
       resource("VirtualMachine", "big", {
         name: "ppp-big-vm",
@@ -51,7 +51,7 @@ describeCli("the policy pack on the plugin's resources (real CLI)", () => {
     expect(result.outputs.expiresInDays!.value).toBe(90);
     const key = (await world.api.listApiKeys({ query: { search: "ppp-remediated" } })).data[0]!;
     expect(key.id).toBe(result.outputs.keyId!.value);
-    const days = (Date.parse(key.expiresAt!) - world.now()) / DAY;
+    const days = (Date.parse(key.expiresAt!) - world.mark()) / DAY;
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     await stack.destroy({ color: "never" });

@@ -30,7 +30,7 @@ describeCli("the policy pack through the real CLI", () => {
   // always passes --skip-preview, so the preview is run here as its own step, as `pulumi up --yes` runs it.
   it("blocks a mandatory violation (a VM above the size limit) in up's preview: nothing is created", async () => {
     const before = await inventory(world);
-    const since = world.now();
+    const since = world.mark();
     const stack = await world.stack("quickstart", async () => {
       const network = new cloudinfra.Network("net", {
         name: "pp-big-net",
@@ -74,7 +74,7 @@ describeCli("the policy pack through the real CLI", () => {
     expect(result.outputs.expiresInDays.value).toBe(90);
     const key = (await world.api.listApiKeys({ query: { search: "pp-remediated" } })).data[0];
     expect(key.id).toBe(result.outputs.keyId.value);
-    const days = (Date.parse(key.expiresAt!) - world.now()) / DAY;
+    const days = (Date.parse(key.expiresAt!) - world.mark()) / DAY;
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     await stack.destroy({ color: "never" });

@@ -59,6 +59,8 @@ describe("request log", () => {
     await em.call("GET", "/users/me", { as: "member" });
     em.advance(10_000);
     const since = em.ctx.now();
+    const mark = (await em.call("GET", "/__admin/requests/mark")).body.data.seq;
+    expect(mark).toBe(em.ctx.requestMark());
     await em.call("GET", "/auth/check", { as: "member" });
     await em.call("GET", "/auth/check", { as: null });
 
@@ -70,6 +72,10 @@ describe("request log", () => {
       "check",
     ]);
     expect((await requests(em, `?since=${since}`)).map((r) => r.status)).toEqual([200, 401]);
+    expect((await requests(em, `?after=${mark}`)).map((r) => [r.seq, r.status])).toEqual([
+      [mark + 1, 200],
+      [mark + 2, 401],
+    ]);
     expect((await requests(em, "?limit=1")).map((r) => r.status)).toEqual([401]);
 
     const bad = await em.call("GET", "/__admin/requests?colour=red");
@@ -85,6 +91,7 @@ describe("request log", () => {
     const log = new RequestLog(3);
     for (let i = 0; i < 5; i++) {
       log.record({
+        seq: log.arrived(),
         at: i,
         method: "GET",
         path: `/v1/${i}`,

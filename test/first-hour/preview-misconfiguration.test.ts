@@ -56,7 +56,7 @@ async function closedPort(): Promise<number> {
 
 describe("preview fails on misconfiguration", () => {
   it("preview without credentials planned the creates and reported no error: it fails, sending nothing", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const result = await preview(quickstart("pm-none"), run({ "cloudinfra:baseUrl": stack.emulator.baseUrl }));
     expect(result.errors.length).toBeGreaterThan(0);
     expect(errorText(result)).toContain("No cloudinfra credentials are configured");
@@ -65,7 +65,7 @@ describe("preview fails on misconfiguration", () => {
   });
 
   it("preview with a wrong API key was green: it fails naming cloudinfra:apiKey, after one GET /auth/check", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const bogus = "svc_WrongWrongWrongWrongWrongWron";
     const result = await preview(
       quickstart("pm-wrong"),
@@ -112,7 +112,7 @@ describe("preview fails on misconfiguration", () => {
   });
 
   it("malformed settings fail check before any request: not a URL, no /v1, key not a key, bad numbers, all at once", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const origin = stack.emulator.baseUrl.replace(/\/v1$/, "");
     const notUrl = await preview(
       quickstart("pm-bad"),
@@ -157,7 +157,7 @@ describe("preview fails on misconfiguration", () => {
   });
 
   it("cloudinfra:skipCredentialsValidation previews without asking the API", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const result = await preview(
       quickstart("pm-skip"),
       run({
@@ -172,7 +172,7 @@ describe("preview fails on misconfiguration", () => {
   });
 
   it("sign-in credentials are not tried by preview: signing in would spend the TOTP code the following up needs", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const result = await preview(
       quickstart("pm-signin"),
       run({
@@ -189,7 +189,7 @@ describe("preview fails on misconfiguration", () => {
 
   it("good settings: preview plans the creates after one credential check; up then creates them", async () => {
     const options = { ...stack.options(), env: noEnv };
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(quickstart("pm-good"), options);
     expect(planned.errors).toEqual([]);
     expect(creates(planned)).toBe(3);

@@ -76,7 +76,7 @@ describe("engine handshakes", () => {
 
 describe("configuration", () => {
   it("CheckConfig reports every settings problem by its setting, with nothing sent", async () => {
-    const since = world.now();
+    const since = world.mark();
     const { failures } = await driver.checkConfig({
       baseUrl: "http://127.0.0.1:1/api",
       apiKey: secret("not-a-key"),
@@ -167,7 +167,7 @@ describe("resources", () => {
   });
 
   it("Create in preview answers unknown outputs and sends nothing to the API", async () => {
-    const since = world.now();
+    const since = world.mark();
     const { id, outs } = await driver.create(
       "Network",
       "pv",

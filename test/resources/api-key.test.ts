@@ -207,7 +207,7 @@ describe("ApiKey lifecycle", () => {
 
   it("preview changes nothing", async () => {
     const options = sessionOptions();
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(program({ name: "pv-key" }), options);
     expect(planned.step("key").op).toBe("create");
     expect((await stack.requests(since)).filter((r) => r.method !== "GET")).toEqual([]);
@@ -216,7 +216,7 @@ describe("ApiKey lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property, before any request", async () => {
     const options = sessionOptions();
-    const since = stack.now();
+    const since = stack.mark();
     const bad = {
       name: " ",
       roleId: "root",
@@ -242,7 +242,7 @@ describe("ApiKey lifecycle", () => {
 
   it("says a two-factor session is needed when only an API key is configured, before sending anything", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const failed = await up(program({ name: "ak-key" }), { ...options, throwOnError: false });
     const message = failed.errors.map((e) => e.message).join("\n");
     expect(message).toContain("needs a signed-in session with two-factor authentication");

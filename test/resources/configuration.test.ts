@@ -28,7 +28,7 @@ const errorText = (result: RunResult) => result.errors.map((e) => e.message).joi
 
 describe("provider configuration", () => {
   it("without credentials: one error listing every way to configure them, and no request sent", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const result = await up(networkProgram("cf-none"), {
       ...bare({ "cloudinfra:baseUrl": stack.emulator.baseUrl }),
       throwOnError: false,
@@ -55,7 +55,7 @@ describe("provider configuration", () => {
   });
 
   it("names what is missing: the base URL, or the rest of the sign-in credentials", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const noUrl = await up(networkProgram("cf-nourl"), {
       ...bare({ "cloudinfra:apiKey": { secret: admin.apiKey } }),
       throwOnError: false,
@@ -72,7 +72,7 @@ describe("provider configuration", () => {
   });
 
   it("rejects bad pollIntervalMs and jobTimeoutMs, naming the key and its variable, before any request", async () => {
-    const since = stack.now();
+    const since = stack.mark();
     const base = { "cloudinfra:baseUrl": stack.emulator.baseUrl, "cloudinfra:apiKey": { secret: admin.apiKey } };
     const poll = await up(networkProgram("cf-poll"), {
       ...bare({ ...base, "cloudinfra:pollIntervalMs": "fast" }),

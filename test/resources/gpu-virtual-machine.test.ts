@@ -120,7 +120,7 @@ describe("GpuVirtualMachine lifecycle", () => {
 
   it("preview changes nothing", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(
       program({ name: "pv-gpu", datacenterId: fra.id, seriesId: a100.id, gpuCount: 1 }),
       options,
@@ -132,7 +132,7 @@ describe("GpuVirtualMachine lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property, before any request", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const bad = {
       name: "",
       datacenterId: "not-a-uuid",

@@ -21,11 +21,12 @@ export interface Stack {
   options(extra?: Partial<RunOptions>): RunOptions;
   /** A client for checking what the API holds, and for making changes behind the stack's back. */
   api: CloudClient;
-  /** The emulator's request log since `since` (epoch ms on the emulator clock). */
-  requests(since?: number): Promise<LogEntry[]>;
+  /** The emulator's request log: the requests that arrived after `mark` (from {@link mark}), or all. */
+  requests(mark?: number): Promise<LogEntry[]>;
   /** Replaces the emulator's fault rules (`--faults` syntax); empty clears them. */
   faults(spec: string): Promise<void>;
-  now(): number;
+  /** The number of the latest request to arrive: `requests(mark)` then holds exactly the requests after this point. */
+  mark(): number;
   datacenters: RunningEmulator["bootstrap"]["fixtures"]["datacenters"];
 }
 
@@ -49,7 +50,7 @@ export async function stackOnEmulator(options: EmulatorOptions = {}): Promise<St
     emulator,
     api,
     datacenters: emulator.bootstrap.fixtures.datacenters,
-    now: () => emulator.ctx.now(),
+    mark: () => emulator.ctx.requestMark(),
     options(extra = {}) {
       return {
         stateFile: path.join(dir, `stack-${++stacks}.json`),
@@ -61,8 +62,8 @@ export async function stackOnEmulator(options: EmulatorOptions = {}): Promise<St
         ...extra,
       };
     },
-    async requests(since = 0) {
-      const response = await fetch(`${admin}/requests?since=${since}`);
+    async requests(mark = 0) {
+      const response = await fetch(`${admin}/requests?after=${mark}`);
       return ((await response.json()) as { data: LogEntry[] }).data;
     },
     async faults(spec) {

@@ -76,7 +76,7 @@ describe("Network lifecycle", () => {
 
   it("preview changes nothing", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(program({ name: "pv-net", datacenterId: fra.id, networkType: "standard" }), options);
     expect(planned.step("net").op).toBe("create");
     expect((await stack.requests(since)).filter((r) => r.method !== "GET")).toEqual([]);
@@ -85,7 +85,7 @@ describe("Network lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property, before any request", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const bad = {
       name: "",
       datacenterId: "not-a-uuid",
@@ -122,7 +122,7 @@ describe("Network lifecycle", () => {
 
   it("an ambiguous create (5xx) that created nothing reported the raw 'may have taken effect' error: retried once; twice says nothing was created", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     await stack.faults("createNetwork,status=500,count=1");
     const created = await up(program({ name: "amb-net", datacenterId: fra.id, networkType: "standard" }), options);
     await stack.faults("");

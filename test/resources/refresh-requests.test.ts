@@ -27,7 +27,7 @@ describe("requests of a stack of 30 networks and 20 volumes", () => {
     const created = await up(program, options);
     const routes = async (since: number) => (await stack.requests(since)).map((r) => r.route);
 
-    const since = stack.now();
+    const since = stack.mark();
     const quiet = await refresh(options);
     expect(quiet.steps.filter((s) => s.refresh !== undefined && s.refresh !== "same")).toEqual([]);
     const sent = await routes(since);

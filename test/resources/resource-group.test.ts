@@ -94,7 +94,7 @@ describe("ResourceGroup lifecycle", () => {
     };
 
     // preview: the parent's id is not known yet; check and diff let it through and nothing is sent
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(family, options);
     expect(planned.step("child").op).toBe("create");
     expect((await stack.requests(since)).filter((r) => r.method !== "GET")).toEqual([]);
@@ -107,7 +107,7 @@ describe("ResourceGroup lifecycle", () => {
 
     // the API refuses to delete a parent with children: destroy deletes the child first
     await expect(stack.api.deleteTeam({ params: { id: parentId } })).rejects.toMatchObject({ status: 409 });
-    const destroyedSince = stack.now();
+    const destroyedSince = stack.mark();
     await destroy(options);
     const deletes = (await stack.requests(destroyedSince)).filter((r) => r.route === "deleteTeam");
     expect(deletes.map((r) => [r.path.split("?")[0], r.status])).toEqual([
@@ -140,7 +140,7 @@ describe("ResourceGroup lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property, before any request", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const bad = { name: " ", parentTeamId: "first", members: ["bob"], colour: "red" } as unknown as ResourceGroupArgs;
     const error = (await up(program(bad), options).catch((e: unknown) => e)) as RunError;
     expect(error).toBeInstanceOf(RunError);
@@ -153,7 +153,7 @@ describe("ResourceGroup lifecycle", () => {
 
   it("10. an ambiguous create failure is retried once without duplicates; twice is a clear error", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     await stack.faults("createTeam,status=500,count=1");
     const created = await up(program({ name: "amb-rg" }), options);
     await stack.faults("");

@@ -166,7 +166,7 @@ describe("User lifecycle", () => {
     const again = await up(together, options);
     expect([again.step("group").op, again.step("user").op]).toEqual(["same", "same"]);
 
-    const since = stack.now();
+    const since = stack.mark();
     await destroy(options);
     const deletes = (await stack.requests(since)).filter((r) => r.method === "DELETE");
     expect(deletes.map((r) => [r.route, r.status])).toEqual([
@@ -178,7 +178,7 @@ describe("User lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property and never echoing the password, before any request", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const weak = "weakpassword";
     const bad = {
       email: "not-an-email",
@@ -218,7 +218,7 @@ describe("User lifecycle", () => {
 
   it("10. an ambiguous create failure (HTTP 500) is retried once without a duplicate; twice is a clear error", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     await stack.faults("createUser,status=500,count=1");
     const created = await up(program({ email: "amb-user@example.com" }), options);
     await stack.faults("");

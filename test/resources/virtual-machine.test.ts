@@ -92,7 +92,7 @@ describe("VirtualMachine lifecycle", () => {
 
     // 4. in place: rename, into a resource group, grow (resize job); the id stays
     const { teamId } = await stack.api.createTeam({ body: { name: "lc-team" } });
-    const since = stack.now();
+    const since = stack.mark();
     const grown = { ...base, name: "lc-vm-2", configurationId: medium.id };
     const updated = await up(program({ ...grown, teamId }), options);
     expect(updated.step("vm").op).toBe("update");
@@ -168,7 +168,7 @@ describe("VirtualMachine lifecycle", () => {
       });
       return { netId: net.id, vmId: vm.id };
     };
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(both, options);
     expect(planned.step("vm").op).toBe("create");
     expect(await mutations(since)).toEqual([]);
@@ -200,7 +200,7 @@ describe("VirtualMachine lifecycle", () => {
     const base = { name: "sh-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: medium.id };
     const id = (await up(program(base), options)).outputs.id as string;
 
-    const since = stack.now();
+    const since = stack.mark();
     const refused = (await up(program({ ...base, configurationId: small.id }), options).catch(
       (e: unknown) => e,
     )) as RunError;
@@ -244,7 +244,7 @@ describe("VirtualMachine lifecycle", () => {
     expect(grown.virtualMachine.configurationId).toBe(xlarge.id);
 
     // No VM uses the large configuration any more: its size is unknown. Neither the rename nor the start happens.
-    const since = stack.now();
+    const since = stack.mark();
     const shrink = { ...base, name: "rl-renamed", configurationId: large.id };
     const refused = (await up(program(shrink), options).catch((e: unknown) => e)) as RunError;
     expect(refused).toBeInstanceOf(RunError);
@@ -267,7 +267,7 @@ describe("VirtualMachine lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property and the fix, before any request", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const bad = {
       name: "",
       datacenterId: "not-a-uuid",
@@ -347,7 +347,7 @@ describe("VirtualMachine lifecycle", () => {
 
   it("an ambiguous create (503) is looked up before it is reported, and records nothing when no VM was made", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     await stack.faults("createVm,status=503,count=1");
     const args = { name: "am-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
     const failed = await up(program(args), { ...options, throwOnError: false });
@@ -364,7 +364,7 @@ describe("VirtualMachine lifecycle", () => {
 
   it("11. adoption does not apply (VM names are not unique): `adopt` is refused at check with the reason", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const args = { name: "ad-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id, adopt: true };
     const error = (await up(program(args as VirtualMachineArgs), options).catch((e: unknown) => e)) as RunError;
     expect(error).toBeInstanceOf(RunError);

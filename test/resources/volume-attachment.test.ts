@@ -111,7 +111,7 @@ describe("VolumeAttachment lifecycle", () => {
 
   it("preview changes nothing", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(program(volumeArgs("pv-att"), vmA), options);
     expect(planned.step("att").op).toBe("create");
     expect((await stack.requests(since)).filter((r) => r.method !== "GET")).toEqual([]);
@@ -120,7 +120,7 @@ describe("VolumeAttachment lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property, before any request", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const error = await failure(
       up(() => {
         new VolumeAttachment("att", { volumeId: "vol-1", mountPoint: "/data" } as never);
@@ -177,7 +177,7 @@ describe("VolumeAttachment lifecycle", () => {
     expect(elsewhere.message).toContain("detach it there first");
     expect(await getVolume(volumeId)).toMatchObject({ status: "In-use", virtualMachineId: vmA });
 
-    const since = stack.now();
+    const since = stack.mark();
     const adopted = await up(program(volumeArgs("ad-att"), vmA), options);
     expect(adopted.step("att").op).toBe("create");
     expect(adopted.outputs.attachmentId).toBe(`${volumeId}:${vmA}`);

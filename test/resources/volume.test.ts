@@ -59,7 +59,7 @@ describe("Volume lifecycle", () => {
     expect((await refresh(options)).step("vol").refresh).toBe("same");
 
     // 4. growing is done in place by a resize job, keeping the id; the API holds the new size and its size id
-    const since = stack.now();
+    const since = stack.mark();
     const grown = await up(program({ ...base, sizeGb: 20 }), options);
     expect(grown.step("vol").op).toBe("update");
     expect(grown.outputs.id).toBe(id);
@@ -67,7 +67,7 @@ describe("Volume lifecycle", () => {
     expect((await stack.requests(since)).filter((r) => r.route === "resizeVolume")).toHaveLength(1);
 
     // 9. shrinking is refused at check, naming both sizes, before any request
-    const beforeCheck = stack.now();
+    const beforeCheck = stack.mark();
     const shrunk = await failure(up(program({ ...base, sizeGb: 10 }), options));
     expect(shrunk.message).toContain("sizeGb: volumes cannot shrink (20 GB → 10 GB)");
     expect(await stack.requests(beforeCheck)).toEqual([]);
@@ -79,14 +79,14 @@ describe("Volume lifecycle", () => {
     const refreshed = await refresh(options);
     expect(refreshed.step("vol").refresh).toBe("changed");
     expect(refreshed.step("vol").outputs).toMatchObject({ sizeGb: 50, volumeSizeId: 103 });
-    const beforeShrink = stack.now();
+    const beforeShrink = stack.mark();
     const refused = await failure(up(program({ ...base, sizeGb: 20 }), options));
     expect(refused).toBeInstanceOf(RunError);
     expect(refused.message).toContain("cannot shrink");
     expect(refused.message).toMatch(/50 GB.*20 GB|is 50 GB/);
     expect((await stack.requests(beforeShrink)).filter((r) => r.method !== "GET")).toEqual([]);
     expect((await getVolume(id)).sizeGb).toBe(50);
-    const beforeAligned = stack.now();
+    const beforeAligned = stack.mark();
     expect((await up(program({ ...base, sizeGb: 50 }), options)).step("vol").op).toBe("same");
     expect((await stack.requests(beforeAligned)).filter((r) => r.method !== "GET")).toEqual([]);
     // ... and grows from the live size.
@@ -139,7 +139,7 @@ describe("Volume lifecycle", () => {
 
   it("preview changes nothing", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const planned = await preview(
       program({ name: "pv-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 10 }),
       options,
@@ -151,7 +151,7 @@ describe("Volume lifecycle", () => {
 
   it("9. refuses bad inputs at check, naming each property, before any request", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const bad = {
       name: " ",
       datacenterId: "fra-1",
@@ -171,7 +171,7 @@ describe("Volume lifecycle", () => {
 
   it("refuses a size the type does not offer, naming the sizes it does, without creating anything", async () => {
     const options = stack.options();
-    const since = stack.now();
+    const since = stack.mark();
     const error = await failure(
       up(program({ name: "sz-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 30 }), options),
     );
@@ -227,7 +227,7 @@ describe("Volume lifecycle", () => {
       }
       return ids;
     };
-    const since = stack.now();
+    const since = stack.mark();
     await up(many, options);
     const created = await stack.requests(since);
     expect(created.filter((r) => r.route === "createVolume")).toHaveLength(6);
@@ -237,7 +237,7 @@ describe("Volume lifecycle", () => {
     expect(created.filter((r) => r.route === "volumeSizes")).toHaveLength(2);
     expect(await volumesNamed("rq-")).toHaveLength(6);
 
-    const beforeDestroy = stack.now();
+    const beforeDestroy = stack.mark();
     await destroy(options);
     const destroyed = await stack.requests(beforeDestroy);
     expect(destroyed.filter((r) => r.route === "deleteVolume").map((r) => r.status)).toEqual(Array(6).fill(202));
@@ -261,7 +261,7 @@ describe("Volume lifecycle", () => {
       ).step("vol").op,
     ).toBe("same");
 
-    const since = stack.now();
+    const since = stack.mark();
     const error = await failure(
       up(program({ name: "vs-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 50, volumeSizeId: 102 }), options),
     );
@@ -284,7 +284,7 @@ describe("Volume lifecycle", () => {
   it("an ambiguous create (5xx) that created nothing reported the raw 'may have taken effect' error: retried once; twice says nothing was created", async () => {
     const options = stack.options();
     const args = { name: "amb-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 10 };
-    const since = stack.now();
+    const since = stack.mark();
     await stack.faults("createVolume,status=500,count=1");
     const created = await up(program(args), options);
     await stack.faults("");
@@ -331,7 +331,7 @@ describe("Volume lifecycle", () => {
     const id = created.outputs.id as string;
     await attachByHand(id, vmId);
 
-    const since = stack.now();
+    const since = stack.mark();
     const destroying = destroy(options);
     // Once the API has refused the delete of the attached volume, detach it (as its VolumeAttachment's delete would).
     for (;;) {
@@ -339,7 +339,7 @@ describe("Volume lifecycle", () => {
       if (seen.length > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const detachedAt = stack.now();
+    const detachedAt = stack.mark();
     const { jobId } = await stack.api.detachVolume({ params: { id } });
     await stack.api.jobs.wait(jobId);
     await destroying;

@@ -130,7 +130,7 @@ describe("data functions", () => {
 
   it("without credentials fails with the one error that lists the options, sending nothing", async () => {
     clearEnvironment();
-    const since = stack.now();
+    const since = stack.mark();
     const error = (await up(async () => ({ sizes: await getVolumeSizes({ datacenterId: ams.id }) }), {
       ...stack.options(),
       config: { "cloudinfra:baseUrl": stack.emulator.baseUrl },
@@ -150,7 +150,7 @@ describe("data functions", () => {
 
   it("refuses bad arguments naming them, before any request", async () => {
     clearEnvironment();
-    const since = stack.now();
+    const since = stack.mark();
     const error = (await up(async () => ({ inv: await getGpuInventory({ count: 3 as never, datacenterId: "x" }) }), {
       ...stack.options(),
     }).catch((e: unknown) => e)) as RunError;
