@@ -322,7 +322,7 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     resources,
     functions,
     types: Object.fromEntries(Object.entries(sink.types).sort(([a], [b]) => a.localeCompare(b))),
-    language: { nodejs: { packageName: "@cloudinfra/pulumi" } },
+    language: { nodejs: { packageName: "@cloudinfra/pulumi/plugin" } },
   };
 }
 
