@@ -1,12 +1,13 @@
 /**
  * Benchmarks that print figures (`npm run bench`): the provider's requests against the minimum for up, refresh and
  * destroy of N resources under the API's rate limit; five stacks in five processes sharing one API key; job waiting
- * under load, pacing under the rate limit, and the emulator's throughput and memory. Figures, not assertions:
- * machines here are shared and noisy; request counts are exact.
+ * under load, pacing under the rate limit, the emulator's throughput and memory, and the plugin's cold start. Figures,
+ * not assertions: machines here are shared and noisy; request counts are exact.
  *
  * Options (environment): BENCH_N (default 200), BENCH_STACKS (5), BENCH_STACK_SIZE (40), BENCH_JOBS (500),
- * BENCH_GETS (300), BENCH_LIMIT (100), BENCH_WINDOW_MS (10000), BENCH_THROUGHPUT (3000), BENCH_ONLY (a section:
- * provider, stacks, jobs, pacing, throughput), BENCH_TIMELINE (also print every request: time, route, status).
+ * BENCH_GETS (300), BENCH_LIMIT (100), BENCH_WINDOW_MS (10000), BENCH_THROUGHPUT (3000), BENCH_COLD_STARTS (5),
+ * BENCH_ONLY (a section: provider, stacks, jobs, pacing, throughput, plugin), BENCH_TIMELINE (also print every
+ * request: time, route, status).
  */
 import { fork } from "node:child_process";
 import * as fs from "node:fs";
@@ -16,6 +17,7 @@ import { startEmulator, type RunningEmulator } from "../../emulator/server";
 import { CloudClient } from "../../provider/client";
 import { Network, Volume } from "../../sdk";
 import { destroy, refresh, up, type RunOptions } from "../harness";
+import { coldStart, type ColdStart } from "../plugin/launcher";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
@@ -354,6 +356,49 @@ async function throughput(): Promise<void> {
   }
 }
 
+/**
+ * The plugin's cold start as the engine sees it, BENCH_COLD_STARTS times one after the other (the same measurement
+ * as test/plugin/main.test.ts): spawn of the built `pulumi-resource-cloudinfra` → port printed → first Check answered.
+ */
+async function pluginColdStart(): Promise<void> {
+  const runs = env("BENCH_COLD_STARTS", 5);
+  const emulator = await startEmulator({ port: 0, rateLimit: 0 });
+  const api = {
+    baseUrl: emulator.baseUrl,
+    apiKey: emulator.bootstrap.users.admin.apiKey,
+    datacenterId: emulator.bootstrap.fixtures.datacenters[0].id,
+  };
+  try {
+    console.log(`\nPlugin cold start: ${runs} starts of pulumi-resource-cloudinfra, one after the other`);
+    const starts: ColdStart[] = [];
+    for (let i = 1; i <= runs; i++) {
+      const start = await coldStart(api);
+      if (start.failures.length > 0)
+        throw new Error(`cold start ${i}: Check failed: ${JSON.stringify(start.failures)}`);
+      starts.push(start);
+      row(`start ${i}: port printed / first Check answered`, `${ms(start.listeningMs)} / ${ms(start.answeredMs)}`);
+    }
+    const summary = (pick: (s: ColdStart) => number) => {
+      const sorted = starts.map(pick).sort((a, b) => a - b);
+      const mid = sorted.length >> 1;
+      const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+      return `${ms(median)} / ${ms(sorted[0])}`;
+    };
+    row(
+      "median / min: port printed",
+      summary((s) => s.listeningMs),
+    );
+    row(
+      "median / min: first Check answered",
+      summary((s) => s.answeredMs),
+    );
+  } finally {
+    await emulator.close();
+  }
+}
+
+const ms = (value: number) => `${Math.round(value)} ms`;
+
 async function main(): Promise<void> {
   console.log(`cloudinfra benchmarks — node ${process.version}`);
   const only = process.env.BENCH_ONLY;
@@ -363,6 +408,7 @@ async function main(): Promise<void> {
     ["jobs", jobWaiting],
     ["pacing", pacing],
     ["throughput", throughput],
+    ["plugin", pluginColdStart],
   ];
   for (const [name, run] of sections) if (!only || only === name) await run();
 }

@@ -188,7 +188,8 @@ function resolveOptions(options: RunOptions): Resolved {
   };
 }
 
-function repositoryRoot(): string {
+/** The repository's root: the first directory above this file with package.json and node_modules (also from dist/). */
+export function repositoryRoot(): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
     if (fs.existsSync(path.join(dir, "package.json")) && fs.existsSync(path.join(dir, "node_modules"))) return dir;
     if (path.dirname(dir) === dir) throw new Error("cannot find the repository root above " + __dirname);
