@@ -59,7 +59,7 @@ describe("request log", () => {
     await em.call("GET", "/users/me", { as: "member" });
     em.advance(10_000);
     const since = em.ctx.now();
-    const mark = (await em.call("GET", "/__admin/requests/mark")).body.data.seq;
+    const mark = ((await em.call("GET", "/__admin/requests/mark")).body.data as { seq: number }).seq;
     expect(mark).toBe(em.ctx.requestMark());
     await em.call("GET", "/auth/check", { as: "member" });
     await em.call("GET", "/auth/check", { as: null });

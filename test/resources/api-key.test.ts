@@ -347,7 +347,7 @@ describe("ApiKey status over time", async () => {
         "cloudinfra:apiKey": { secret: clocked.emulator.bootstrap.users.admin.apiKey },
       },
     });
-    const since = clocked.now();
+    const since = clocked.mark();
     const created = await up(program({ name: "tm-key", expiresInDays: 40 }), options);
     const id = created.outputs.id as string;
     const key = keyOf(created);
@@ -357,7 +357,7 @@ describe("ApiKey status over time", async () => {
     expect(log.filter((r) => r.route === "createApiKey" && r.status === 201)).toHaveLength(1);
 
     await advance(11);
-    const refreshedSince = clocked.now();
+    const refreshedSince = clocked.mark();
     const expiring = await refresh(options);
     expect(expiring.step("key").refresh).toBe("changed");
     expect(expiring.step("key").outputs.status).toBe("Expiring");
