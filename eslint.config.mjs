@@ -4,7 +4,7 @@ import tseslint from "typescript-eslint";
 import prettier from "eslint-config-prettier";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "coverage/", "examples/**/node_modules/"] },
+  { ignores: ["dist/", "node_modules/", "coverage/", "examples/**/node_modules/", "sdk/plugin/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

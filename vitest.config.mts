@@ -10,6 +10,11 @@ export default defineConfig({
         find: /^@cloudinfra\/pulumi\/policy$/,
         replacement: fileURLToPath(new URL("./policy/index.ts", import.meta.url)),
       },
+      // The plugin's generated SDK loads its modules lazily with require(): the build's output (npm test builds first).
+      {
+        find: /^@cloudinfra\/pulumi\/plugin$/,
+        replacement: fileURLToPath(new URL("./dist/sdk/plugin/index.js", import.meta.url)),
+      },
     ],
   },
   test: {

@@ -3,12 +3,16 @@
  * next `up` of a program declaring them changes nothing), `Resource.get` of an existing one, an explicit provider
  * acting in a child entity beside the default provider, and a slow job's progress lines shown by `up`.
  */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as cloudinfra from "@cloudinfra/pulumi/plugin";
 import * as pulumi from "@pulumi/pulumi";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { afterAll, describe, expect, it } from "vitest";
 import { CloudClient } from "../../provider/client";
 import { cliWorld, describeCli } from "./helpers";
-import { PluginProvider, PluginResource, pluginResources, resource, useLauncher } from "../plugin/launcher";
+import { pluginResources, resource, root, useLauncher } from "../plugin/launcher";
 
 useLauncher();
 const world = await cliWorld();
@@ -48,58 +52,58 @@ async function madeThroughTheApi(prefix: string) {
   const user = await world.api.createUser({
     body: { email: `${prefix}@example.com`, firstName: "Grace", lastName: "Import" },
   });
-  return {
-    ids: { net: network.id, vm: vmId, vol: volume.id, group: String(teamId), user: user.id },
-    /** The program that declares them as they are. */
-    program: async () => {
-      const net = resource("Network", "net", {
-        name: `${prefix}-net`,
-        datacenterId: fra!.id,
-        networkType: "custom",
-        cidrBlock: "10.60.0.0/24",
-      });
-      resource("VirtualMachine", "vm", {
-        name: `${prefix}-vm`,
-        datacenterId: fra!.id,
-        imageId: 1,
-        configurationId: 1,
-        networkInterfaces: [{ networkId: net.id, primary: true }],
-      });
-      resource("Volume", "vol", {
-        name: `${prefix}-vol`,
-        datacenterId: fra!.id,
-        volumeTypeId: type.id,
-        sizeGb: size.sizeGb,
-      });
-      resource("ResourceGroup", "group", { name: `${prefix}-group` });
-      resource("User", "user", { email: `${prefix}@example.com`, firstName: "Grace", lastName: "Import" });
-    },
-  };
+  return { net: network.id, vm: vmId, vol: volume.id, group: String(teamId), user: user.id };
+}
+
+/** Type-checks a program as its project would (strict), against the packages in its node_modules. */
+function typeCheck(dir: string, file: string): void {
+  const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc");
+  const options = ["--noEmit", "--strict", "--skipLibCheck", "--target", "es2022"];
+  const checked = spawnSync(process.execPath, [tsc, ...options, "--module", "node16", file], {
+    cwd: dir,
+    encoding: "utf8",
+  });
+  expect(checked.stdout + checked.stderr, `tsc ${file}`).toBe("");
 }
 
 describeCli("the provider plugin: import, get, explicit providers, progress (real CLI)", () => {
-  it("`pulumi import` takes over a Network, VM, Volume, ResourceGroup and User; the next up changes nothing", async () => {
+  it("`pulumi import` takes over a Network, VM, Volume, ResourceGroup and User; its code is the program: the next up changes nothing", async () => {
     const made = await madeThroughTheApi("imp");
-    const stack = await world.stack("quickstart", made.program, world.config);
+    // A user's project, its program still empty: `pulumi import` writes the program for what it imports.
+    const project = fs.mkdtempSync(path.join(world.work, "import-"));
+    fs.writeFileSync(path.join(project, "Pulumi.yaml"), "name: imported\nruntime: nodejs\n");
+    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "imported", main: "index.ts" }));
+    fs.writeFileSync(path.join(project, "index.ts"), "export {};\n");
+    const stack = await world.stack(project);
     const kinds = { net: "Network", vm: "VirtualMachine", vol: "Volume", group: "ResourceGroup", user: "User" };
-    await stack.import({
+    const result = await stack.import({
       resources: Object.entries(kinds).map(([name, kind]) => ({
         type: `cloudinfra:index:${kind}`,
         name,
-        id: made.ids[name as keyof typeof made.ids],
+        id: made[name as keyof typeof made],
       })),
       protect: false,
-      generateCode: false,
+      generateCode: true,
     });
     const imported = await pluginResources(stack);
-    for (const [name, id] of Object.entries(made.ids)) {
+    for (const [name, id] of Object.entries(made)) {
       expect(imported.find((r) => r.urn.endsWith(`::${name}`))?.id).toBe(id);
     }
 
+    // The code imports the plugin's SDK, declares each resource with the values the API holds, and type-checks.
+    const code = result.generatedCode;
+    expect(code).toContain('import * as cloudinfra from "@cloudinfra/pulumi/plugin";');
+    for (const [name, kind] of Object.entries(kinds)) expect(code).toContain(`new cloudinfra.${kind}("${name}", {`);
+    expect(code).toContain('name: "imp-net"');
+    const dir = stack.workspace.workDir;
+    fs.writeFileSync(path.join(dir, "index.ts"), code);
+    typeCheck(dir, "index.ts");
+
+    await stack.preview({ color: "never", expectNoChanges: true });
     const up = await stack.up({ color: "never" });
     expect(Object.keys(up.summary.resourceChanges ?? {}).sort()).toEqual(["same"]);
-    expect((await world.api.getNetwork({ params: { id: made.ids.net } })).name).toBe("imp-net");
-    expect((await world.api.getVm({ params: { id: made.ids.vm } })).status).toBe("Running");
+    expect((await world.api.getNetwork({ params: { id: made.net } })).name).toBe("imp-net");
+    expect((await world.api.getVm({ params: { id: made.vm } })).status).toBe("Running");
 
     await stack.destroy({ color: "never" });
     const left = await world.api.listNetworks({ query: { search: "imp-net" } });
@@ -112,12 +116,7 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
     });
     await world.api.jobs.wait(made.jobId);
     const stack = await world.stack("quickstart", async () => {
-      const seen = new PluginResource(
-        "cloudinfra:index:Network",
-        "seen",
-        { name: undefined, description: undefined, status: undefined },
-        { id: made.id },
-      ) as pulumi.CustomResource & Record<string, pulumi.Output<unknown>>;
+      const seen = cloudinfra.Network.get("seen", made.id);
       return { name: seen.name, description: seen.description, status: seen.status };
     });
     const up = await stack.up({ color: "never" });
@@ -140,22 +139,20 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
 
     it("creates each network in its provider's entity", async () => {
       stack = await world.stack("quickstart", async () => {
-        const research = new PluginProvider("research", {
+        const research = new cloudinfra.Provider("research", {
           baseUrl: world.emulator.baseUrl,
           apiKey: pulumi.secret(admin.apiKey),
           entityId: child,
-          pollIntervalMs: "20",
+          pollIntervalMs: 20,
         });
-        const main = resource("Network", "main-net", {
+        const main = new cloudinfra.Network("main-net", {
           name: "ep-main",
           datacenterId: fra!.id,
           networkType: "standard",
         });
-        const other = resource(
-          "Network",
+        const other = new cloudinfra.Network(
           "child-net",
           { name: "ep-child", datacenterId: fra!.id, networkType: "standard" },
-          [],
           { provider: research },
         );
         return { main: main.id, child: other.id };

@@ -1,0 +1,84 @@
+/**
+ * `npm run plugin-sdk`: the TypeScript SDK of the provider plugin, `@cloudinfra/pulumi/plugin` (`sdk/plugin`), made by
+ * `pulumi package gen-sdk` from provider/plugin/schema.json with the real CLI, as every Pulumi provider makes its
+ * SDK. It is committed (so the package builds without the CLI) and never edited by hand: the gen-sdk suite regenerates
+ * it and fails when the committed copy differs. Run after `npm run schema` whenever the schema changes.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { repositoryRoot, usePulumiCli } from "./pulumi-cli";
+
+/** Where the committed SDK lives. */
+export const pluginSdkDirectory = (root: string = repositoryRoot()) => path.join(root, "sdk", "plugin");
+
+/** Generated files that are not part of the SDK: gen-sdk's own project files (the package's build compiles it). */
+const projectFiles = new Set(["README.md", "tsconfig.json", "package.json"]);
+
+/**
+ * Runs `pulumi package gen-sdk --language <language>` on the plugin's schema into a new directory under `work`, and
+ * returns the directory holding that language's SDK. The CLI must be on PATH.
+ */
+export function genSdk(language: string, work: string, root: string = repositoryRoot()): string {
+  const out = fs.mkdtempSync(path.join(work, "sdk-"));
+  execFileSync(
+    "pulumi",
+    ["package", "gen-sdk", path.join(root, "provider", "plugin", "schema.json"), "--language", language, "--out", out],
+    {
+      env: { ...process.env, PULUMI_HOME: path.join(out, ".pulumi"), PULUMI_SKIP_UPDATE_CHECK: "true" },
+      stdio: "pipe",
+    },
+  );
+  return path.join(out, language);
+}
+
+/**
+ * The files of `sdk/plugin` as gen-sdk makes them now (relative path → content): the TypeScript sources, and a
+ * package.json holding only the version its `utilities.getVersion()` reads, the package's own (so resources ask the
+ * engine for the plugin of this package's version).
+ */
+export function pluginSdkFiles(work: string, root: string = repositoryRoot()): Map<string, string> {
+  const generated = genSdk("nodejs", work, root);
+  const files = new Map<string, string>();
+  for (const relative of fs.readdirSync(generated, { recursive: true, encoding: "utf8" }).sort()) {
+    const file = path.join(generated, relative);
+    if (projectFiles.has(relative) || !fs.statSync(file).isFile()) continue;
+    files.set(relative, fs.readFileSync(file, "utf8"));
+  }
+  const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
+  files.set("package.json", JSON.stringify({ private: true, version }, null, 2) + "\n");
+  return files;
+}
+
+/** The files under `dir` (relative path → content), as {@link pluginSdkFiles} lists them. */
+export function filesUnder(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const relative of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
+    const file = path.join(dir, relative);
+    if (fs.statSync(file).isFile()) files.set(relative, fs.readFileSync(file, "utf8"));
+  }
+  return files;
+}
+
+function main(): void {
+  if (usePulumiCli({ build: true }) === undefined) {
+    throw new Error("npm run plugin-sdk needs the pulumi CLI: run `npm run cli` (needs Go) or put pulumi on PATH");
+  }
+  const root = repositoryRoot();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-plugin-sdk-"));
+  try {
+    const files = pluginSdkFiles(work, root);
+    const target = pluginSdkDirectory(root);
+    fs.rmSync(target, { recursive: true, force: true });
+    for (const [relative, content] of files) {
+      fs.mkdirSync(path.dirname(path.join(target, relative)), { recursive: true });
+      fs.writeFileSync(path.join(target, relative), content);
+    }
+    process.stdout.write(`wrote ${path.relative(root, target)} (${files.size} files)\n`);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) main();
