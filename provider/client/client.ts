@@ -51,11 +51,22 @@ export interface CloudClientOptions {
   log?: ProgressLog;
   /** How the settings behind this client are named in error messages (e.g. `cloudinfra:baseUrl (stack config)`). */
   labels?: SettingLabels;
+  /**
+   * The signal that ends a call's waits (see {@link CallOptions.waits}) when the call gives none, read as each call
+   * starts, e.g. the host's cancellation of the operation the call is part of.
+   */
+  waits?: () => AbortSignal | undefined;
 }
 
 /** Options of one call. */
 export interface CallOptions {
   signal?: AbortSignal;
+  /**
+   * Ends the call's waits for rate-limit budget and between retries with its reason, but never an exchange in flight
+   * (its answer says what the API did). Already aborted when the call starts, it is ignored: what a caller does after
+   * a cancellation to find out what exists still runs. Null: no such signal, not even the client's `waits`.
+   */
+  waits?: AbortSignal | null;
   /** Extra request headers. */
   headers?: Record<string, string>;
 }
@@ -147,8 +158,9 @@ class CloudClientBase {
       });
       return { status: response.status, headers: response.headers, body: response.body };
     });
+    // The poller serves every waiter: no one caller's signal ends its polls.
     this.jobs = new JobWaiter(
-      async (jobIds) => (await this.invoke("queryJobs", { body: { jobIds } })).jobs,
+      async (jobIds) => (await this.invoke("queryJobs", { body: { jobIds }, waits: null })).jobs,
       options.jobs,
     );
   }
@@ -173,9 +185,11 @@ class CloudClientBase {
     const prepared = this.transport.prepare(route, { params: input.params, query, body: input.body });
     const sessionless = spec.auth === "public" || spec.auth === "twoFactor";
     const cookie = sessionless ? [...this.cookieJar].map(([k, v]) => `${k}=${v}`).join("; ") : "";
+    const waits = input.waits === undefined ? this.options.waits?.() : (input.waits ?? undefined);
     const response = await this.transport.send(prepared, {
       auth: sessionless ? null : this.auth,
       signal: input.signal,
+      waits: waits?.aborted ? undefined : waits,
       headers: { ...(cookie ? { cookie } : {}), ...input.headers },
       // The first sign-in step answers 400 TWO_FACTOR_REQUIRED with the 2FA cookie: keep it for the next step.
       accept: (status, code) => sessionless && status === 400 && code === "TWO_FACTOR_REQUIRED",

@@ -98,6 +98,11 @@ export interface RawResponse {
 
 export interface SendOptions {
   signal?: AbortSignal;
+  /**
+   * Ends the request's waits (for rate-limit budget, between retries) with its reason, never an exchange in flight:
+   * the answer on its way is what the caller needs to know what the API did.
+   */
+  waits?: AbortSignal;
   /** Extra request headers (e.g. `cookie` for the 2FA routes). */
   headers?: Record<string, string>;
   /** Credentials to attach; null for public and 2FA routes. */
@@ -335,38 +340,22 @@ export class Transport {
     const idempotent = isIdempotent(request.route);
     const started = Date.now();
     let rateLimited = 0;
+    const { signal, waits } = options;
+    const budgetSignal = signal && waits ? AbortSignal.any([signal, waits]) : (waits ?? signal);
+    // The back-off ends on `waits` only between attempts: p-retry drops an answer that arrives after its signal aborts.
+    const backOff = new AbortController();
+    let attempting = false;
+    const endBackOff = () => {
+      if (!attempting) backOff.abort(waits!.reason);
+    };
+    waits?.addEventListener("abort", endBackOff, { once: true });
     return pRetry(
       async (attempt) => {
-        for (let renewed = false; ;) {
-          const credentials = options.auth ? await options.auth.headers() : { headers: {}, token: null };
-          const response = await this.exchange(
-            request,
-            { ...options.headers, ...credentials.headers },
-            attempt,
-            options.signal,
-          );
-          const code = (response.body as { error?: unknown } | undefined)?.error;
-          const apiCode = typeof code === "string" ? code : undefined;
-          if (response.status < 300 || options.accept?.(response.status, apiCode)) return response;
-          if (
-            response.status === 401 &&
-            apiCode === "SESSION_EXPIRED" &&
-            !renewed &&
-            options.auth?.sessionExpired(credentials.token)
-          ) {
-            renewed = true;
-            continue;
-          }
-          const error = this.errorFromResponse(request, response, attempt);
-          if (response.status === 429) {
-            const pauseMs = error.retryAfterMs ?? 1000;
-            this.options.pacer.budgetFor(request.route).pause(pauseMs);
-            this.log.info(
-              `rate limited by the API on ${request.method} ${request.path.split("?")[0]}: pausing ` +
-                `${duration(pauseMs)} before trying again`,
-            );
-          }
-          throw error;
+        attempting = true;
+        try {
+          return await this.attempt(request, options, attempt, budgetSignal);
+        } finally {
+          attempting = false;
         }
       },
       {
@@ -375,11 +364,11 @@ export class Transport {
         maxTimeout: this.retry.maxDelayMs,
         factor: 2,
         randomize: true,
-        signal: options.signal,
+        signal: signal ? AbortSignal.any([signal, backOff.signal]) : backOff.signal,
         shouldConsumeRetry: ({ error }) =>
           !(error instanceof ApiError && error.status === 429 && ++rateLimited <= this.retry.maxRateLimitRetries),
         shouldRetry: ({ error, retriesLeft }) => {
-          if (this.closed || !(error instanceof ApiError)) return false;
+          if (this.closed || waits?.aborted || !(error instanceof ApiError)) return false;
           const kind = retryKinds.get(error) ?? "never";
           const retry = kind === "always" || (kind === "ifIdempotent" && idempotent);
           if (retry && error.status !== 429) {
@@ -392,10 +381,53 @@ export class Transport {
           return retry;
         },
       },
-    ).catch((error: unknown) => {
-      if (!(error instanceof ApiError) || error instanceof RequestValidationError) throw error;
-      throw this.explain(error, Date.now() - started);
-    });
+    )
+      .catch((error: unknown) => {
+        if (!(error instanceof ApiError) || error instanceof RequestValidationError) throw error;
+        throw this.explain(error, Date.now() - started);
+      })
+      .finally(() => waits?.removeEventListener("abort", endBackOff));
+  }
+
+  /** One attempt: credentials, the exchange, a session renewed once; an error response throws its ApiError. */
+  private async attempt(
+    request: PreparedRequest,
+    options: SendOptions,
+    attempt: number,
+    budgetSignal: AbortSignal | undefined,
+  ): Promise<RawResponse> {
+    for (let renewed = false; ;) {
+      const credentials = options.auth ? await options.auth.headers() : { headers: {}, token: null };
+      const response = await this.exchange(
+        request,
+        { ...options.headers, ...credentials.headers },
+        attempt,
+        options.signal,
+        budgetSignal,
+      );
+      const code = (response.body as { error?: unknown } | undefined)?.error;
+      const apiCode = typeof code === "string" ? code : undefined;
+      if (response.status < 300 || options.accept?.(response.status, apiCode)) return response;
+      if (
+        response.status === 401 &&
+        apiCode === "SESSION_EXPIRED" &&
+        !renewed &&
+        options.auth?.sessionExpired(credentials.token)
+      ) {
+        renewed = true;
+        continue;
+      }
+      const error = this.errorFromResponse(request, response, attempt);
+      if (response.status === 429) {
+        const pauseMs = error.retryAfterMs ?? 1000;
+        this.options.pacer.budgetFor(request.route).pause(pauseMs);
+        this.log.info(
+          `rate limited by the API on ${request.method} ${request.path.split("?")[0]}: pausing ` +
+            `${duration(pauseMs)} before trying again`,
+        );
+      }
+      throw error;
+    }
   }
 
   /** The full URL of a request, for messages. */
@@ -441,6 +473,7 @@ export class Transport {
     extraHeaders: Record<string, string>,
     attempt: number,
     signal: AbortSignal | undefined,
+    budgetSignal: AbortSignal | undefined,
   ): Promise<RawResponse> {
     if (this.closed) throw new ClientClosedError("request");
     const budget = this.options.pacer.budgetFor(request.route);
@@ -456,7 +489,7 @@ export class Transport {
     notice.unref();
     let permit: Awaited<ReturnType<typeof budget.acquire>>;
     try {
-      permit = await budget.acquire(signal);
+      permit = await budget.acquire(budgetSignal);
     } finally {
       clearTimeout(notice);
     }

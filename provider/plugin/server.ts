@@ -2,8 +2,8 @@
  * The provider plugin: a gRPC `ResourceProvider` serving the resource kinds of provider/resources under the tokens
  * `cloudinfra:index:<Kind>`, on @grpc/grpc-js and @pulumi/pulumi's own protos. Everything kind-specific stays in the
  * kinds; this host translates the wire form (Structs, secrets, unknowns, detailed diffs, initialisation failures),
- * keeps one configuration per provider instance, honours `customTimeouts` for job waits and sends the kinds' progress
- * lines to the engine's log with the resource's URN.
+ * keeps one configuration per provider instance, honours `customTimeouts` for job waits, ends the waits of the
+ * operations in flight on Cancel and sends the kinds' progress lines to the engine's log with the resource's URN.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import * as grpc from "@grpc/grpc-js";
@@ -21,6 +21,7 @@ import {
   configuration,
   containsUnknown,
   kinds,
+  OperationCancelledError,
   ResourceInitError,
   sameValue,
   setProgressLog,
@@ -181,6 +182,8 @@ export class ProviderServer {
   private acceptSecrets = false;
   private engineLog: ((line: EngineLine) => void) | undefined;
   private engineClient: engineRpc.EngineClient | undefined;
+  /** Aborted by Cancel: the operations in flight then (later ones get a fresh one). */
+  private cancelled = new AbortController();
   private readonly server = new grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
 
   constructor(options: ProviderServerOptions = {}) {
@@ -227,9 +230,24 @@ export class ProviderServer {
     this.engineLog?.({ severity, message, urn: urn || undefined });
   }
 
-  /** Runs a call with this provider's configuration (job waits bounded by `timeoutSeconds` when given) and URN. */
+  /**
+   * Ends the waits of every operation in flight (jobs, polls, rate-limit budget, retries): the engine asks on Ctrl-C
+   * or when it shuts down. Each fails promptly; a create whose resource exists still records it (ResourceInitError).
+   */
+  cancel(): void {
+    const cancelled = this.cancelled;
+    this.cancelled = new AbortController();
+    cancelled.abort(
+      new OperationCancelledError("cancelled (the engine asked the provider to stop: Ctrl-C or shutdown)"),
+    );
+  }
+
+  /**
+   * Runs a call with this provider's configuration (job waits bounded by `timeoutSeconds` when given), URN and
+   * cancellation.
+   */
   private inScope<T>(urn: string, timeoutSeconds: number, fn: () => Promise<T>): Promise<T> {
-    let config = this.config ?? configuration(() => undefined);
+    let config = { ...(this.config ?? configuration(() => undefined)), cancel: this.cancelled.signal };
     if (timeoutSeconds > 0) {
       const jobTimeoutMs = String(Math.max(1000, Math.ceil(timeoutSeconds * 1000)));
       config = { ...config, values: { ...config.values, jobTimeoutMs } };
@@ -295,7 +313,10 @@ export class ProviderServer {
       ),
       delete: this.unary((request: provider.DeleteRequest) => this.delete(request)),
       invoke: this.unary((request: provider.InvokeRequest) => this.invoke(request)),
-      cancel: this.unary(empty),
+      cancel: this.unary(async () => {
+        this.cancel();
+        return new Empty();
+      }),
       attach: this.unary(empty),
       getMapping: this.unary(async () => new provider.GetMappingResponse()),
       getMappings: this.unary(async () => new provider.GetMappingsResponse()),
@@ -406,10 +427,16 @@ export class ProviderServer {
         ? Promise.resolve(kind.check(olds, news.props))
         : checkResource(kind, olds, news.props),
     );
+    // The engine prints a failure's property with the program's value beside it, a secret in clear too ("property
+    // password value {&{{...}}}"): a failure about a secret input names the property in its reason instead.
     return new provider.CheckResponse()
       .setInputs(wrap(result.inputs, news.secrets, this.acceptSecrets))
       .setFailuresList(
-        result.failures.map((f) => new provider.CheckFailure().setProperty(f.property).setReason(f.reason)),
+        result.failures.map((f) =>
+          news.secrets.has(f.property)
+            ? new provider.CheckFailure().setReason(`${f.property}: ${f.reason}`)
+            : new provider.CheckFailure().setProperty(f.property).setReason(f.reason),
+        ),
       );
   }
 

@@ -59,6 +59,11 @@ export function configure(get: (key: string) => string | undefined, keys?: Itera
 export interface Configuration {
   values: Partial<Record<SettingName, string>>;
   unknownKeys: string[];
+  /**
+   * Aborted (with an {@link OperationCancelledError}) when the host cancels the operations running under this
+   * configuration, e.g. the plugin's Cancel: their waits (jobs, polls, rate-limit budget, retries) end at once.
+   */
+  cancel?: AbortSignal;
 }
 
 /** The configuration `configure` would keep, without keeping it. */
@@ -81,6 +86,9 @@ const configValues = () => scopedConfiguration.getStore()?.values ?? stackConfig
 export function withConfiguration<T>(config: Configuration, fn: () => T): T {
   return scopedConfiguration.run(config, fn);
 }
+
+/** The signal of the running operation's cancellation, if its host has one. */
+export const cancellation = (): AbortSignal | undefined => scopedConfiguration.getStore()?.cancel;
 
 export function readSetting(name: SettingName): string | undefined {
   const value = configValues()[name] ?? process.env[settingSources[name]];
@@ -326,6 +334,7 @@ export function client(current: Settings = settings()): CloudClient {
         authHint: authHint(current.auth),
       },
       pacing: pacerOf(current.baseUrl),
+      waits: cancellation,
     });
     clients.set(key, found);
   }
@@ -669,7 +678,15 @@ export class ResourceInitError extends Error {
   }
 }
 
-/** Waits for a job with the configured timeout; a failed job becomes an error saying what failed and why. */
+/** The host cancelled the operation (the plugin's Cancel: Ctrl-C or the engine shutting down). */
+export class OperationCancelledError extends Error {
+  override name = "OperationCancelledError";
+}
+
+/**
+ * Waits for a job with the configured timeout; a failed job becomes an error saying what failed and why, a
+ * cancellation one saying what was cancelled and that the job goes on.
+ */
 export async function awaitJob(jobId: string, what: string, current: Settings = settings()): Promise<Job> {
   const jobs = client(current).jobs;
   const context = { resource: what };
@@ -685,7 +702,7 @@ export async function awaitJob(jobId: string, what: string, current: Settings = 
   }, current.progressIntervalMs);
   ticker.unref();
   try {
-    const job = await jobs.wait(jobId, { timeoutMs: current.jobTimeoutMs });
+    const job = await jobs.wait(jobId, { timeoutMs: current.jobTimeoutMs, signal: cancellation() });
     forwardingLog.info(`job ${jobId} completed in ${duration(Date.now() - started)}`, context);
     return job;
   } catch (error) {
@@ -699,13 +716,34 @@ export async function awaitJob(jobId: string, what: string, current: Settings = 
         { cause: error },
       );
     }
+    if (error instanceof OperationCancelledError) {
+      throw new OperationCancelledError(
+        `${what}: ${error.message} while waiting for job ${jobId}; the job goes on in the cloud`,
+        { cause: error },
+      );
+    }
     throw error;
   } finally {
     clearInterval(ticker);
   }
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`; the operation's cancellation ends the wait with its reason. */
+export function sleep(ms: number): Promise<void> {
+  const signal = cancellation();
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /** How a kind is read in batches: a page of its list endpoint, and a single read by id. */
 export interface BatchSource<T> {

@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ApiError, retryAfterMs } from "../../provider/client";
+import { ApiError, Pacer, retryAfterMs } from "../../provider/client";
 import { clientHarness, type ClientHarness } from "./helpers";
 
 let h: ClientHarness;
@@ -147,5 +147,51 @@ describe("how long a 429 asks to wait", () => {
     expect(retryAfterMs({ "retry-after": new Date(now + 5000).toUTCString() }, undefined, now)).toBe(4500);
     expect(retryAfterMs({ "x-ratelimit-reset": String(Math.ceil((now + 7000) / 1000)) }, undefined, now)).toBe(7500);
     expect(retryAfterMs({}, undefined, now)).toBe(1000);
+  });
+});
+
+describe("a call's waits signal (the plugin's Cancel)", () => {
+  it("ends the back-off between retries: no further attempt, the signal's reason thrown", async () => {
+    await injectFaults({ route: "me", status: 503 });
+    const since = h.exchanges.length;
+    const controller = new AbortController();
+    const pending = h
+      .client({ retry: { retries: 3, minDelayMs: 60_000, maxDelayMs: 60_000 } })
+      .me({ waits: controller.signal })
+      .catch((e: unknown) => e);
+    await expect.poll(() => statusesOf("me", since), { interval: 5 }).toEqual([503]);
+    controller.abort(new Error("stopped"));
+    expect(await pending).toMatchObject({ message: "stopped" });
+    expect(statusesOf("me", since)).toEqual([503]);
+  });
+
+  it("ends a wait for rate-limit budget: nothing sent", async () => {
+    const pacing = new Pacer();
+    pacing.budgetFor("me").pause(60_000);
+    const since = h.exchanges.length;
+    const controller = new AbortController();
+    const pending = h.client({ pacing }).me({ waits: controller.signal });
+    controller.abort(new Error("stopped"));
+    await expect(pending).rejects.toThrow("stopped");
+    expect(statusesOf("me", since)).toEqual([]);
+    pacing.close();
+  });
+
+  it("never cuts an exchange in flight: a create already sent answers with what it created", async () => {
+    await injectFaults({ route: "createVolume", latencyMs: 1000 });
+    const mark = h.emulator.ctx.requestMark();
+    const controller = new AbortController();
+    const body = volumeBody();
+    const pending = h.client().createVolume({ body, waits: controller.signal });
+    await expect.poll(() => h.emulator.ctx.requestMark(), { interval: 5 }).toBeGreaterThan(mark);
+    controller.abort(new Error("stopped"));
+    const created = await pending;
+    expect(state().volumes[created.id]?.name).toBe(body.name);
+  });
+
+  it("is ignored when already aborted as the call starts (the client's default one too)", async () => {
+    const aborted = AbortSignal.abort(new Error("stopped"));
+    const me = await h.client({ waits: () => aborted }).me();
+    expect(me.id).toBe(h.emulator.bootstrap.users.admin.id);
   });
 });

@@ -328,7 +328,7 @@ export class ProviderHost {
 }
 
 /** The ErrorResourceInitFailed detail the host packs into the status when a Create/Update error carried an id. */
-function initFailureOf(err: grpc.ServiceError): InitFailure | undefined {
+export function initFailureOf(err: grpc.ServiceError): InitFailure | undefined {
   const [raw] = err.metadata?.get(ERROR_DETAILS_KEY) ?? [];
   if (raw === undefined) return undefined;
   const status = statusProto.Status.deserializeBinary(typeof raw === "string" ? Buffer.from(raw) : raw);
