@@ -40,14 +40,30 @@ import { UNKNOWN, unwrap, wrap } from "./properties";
 import schema from "./schema.json";
 import { PACKAGE, TYPE_PREFIX } from "./tokens";
 
+/** A property's type in the schema: a primitive, an array of them, or a reference to an object type. */
+type PropertySpec = { type?: string; items?: PropertySpec; $ref?: string };
 type Schema = {
   version: string;
   resources: Record<
     string,
-    { properties: Record<string, { secret?: boolean }>; inputProperties: Record<string, unknown> }
+    { properties: Record<string, { secret?: boolean }>; inputProperties: Record<string, PropertySpec> }
   >;
+  types: Record<string, { properties?: Record<string, PropertySpec> }>;
 };
 const packageSchema = schema as unknown as Schema;
+
+/** A value cut to what `spec` declares: an object type's own properties (outputs carry more, e.g. a NIC's address). */
+function asDeclared(value: unknown, spec: PropertySpec): unknown {
+  if (Array.isArray(value) && spec.items) return value.map((item) => asDeclared(item, spec.items!));
+  const type = spec.$ref?.startsWith("#/types/") ? packageSchema.types[spec.$ref.slice("#/types/".length)] : undefined;
+  if (!type?.properties || value === null || typeof value !== "object") return value;
+  const object = value as Props;
+  return Object.fromEntries(
+    Object.entries(type.properties)
+      .filter(([k]) => object[k] !== undefined && object[k] !== null)
+      .map(([k, nested]) => [k, asDeclared(object[k], nested)]),
+  );
+}
 
 /** Keys a provider's inputs carry that are not settings: the engine's own. */
 const ENGINE_KEYS = new Set(["version", "pluginDownloadURL"]);
@@ -514,12 +530,13 @@ export class ProviderServer {
       .setInputs(wrap(readInputs, secrets, this.acceptSecrets));
   }
 
+  /** The outputs as inputs: the input properties only, nested objects cut to what their input type declares. */
   private inputsFromOutputs(name: KindName, outputs: Props): Props {
     const declared = packageSchema.resources[TYPE_PREFIX + name]?.inputProperties ?? {};
     return Object.fromEntries(
-      Object.keys(declared)
-        .filter((k) => k !== "adopt" && outputs[k] !== undefined && outputs[k] !== null)
-        .map((k) => [k, outputs[k]]),
+      Object.entries(declared)
+        .filter(([k]) => k !== "adopt" && outputs[k] !== undefined && outputs[k] !== null)
+        .map(([k, spec]) => [k, asDeclared(outputs[k], spec)]),
     );
   }
 

@@ -95,6 +95,8 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
     expect(code).toContain('import * as cloudinfra from "@cloudinfra/pulumi/plugin";');
     for (const [name, kind] of Object.entries(kinds)) expect(code).toContain(`new cloudinfra.${kind}("${name}", {`);
     expect(code).toContain('name: "imp-net"');
+    // The VM's interface as its input declares it (the API's NIC also has an id and an address), on the imported network.
+    expect(code).toMatch(/networkInterfaces: \[\{\s*networkId: net\.id,\s*primary: true,?\s*\}\]/);
     const dir = stack.workspace.workDir;
     fs.writeFileSync(path.join(dir, "index.ts"), code);
     typeCheck(dir, "index.ts");
