@@ -32,7 +32,16 @@ export interface GpuInventoryEntry {
     /** Data center name. */
     datacenterName: string;
     /** Availability per GPU count. */
-    gpuCounts: { "1": GpuAvailability; "2": GpuAvailability; "4": GpuAvailability; "8": GpuAvailability };
+    gpuCounts: {
+      /** Whether a GPU VM with 1 GPU of this series can be ordered here now. */
+      "1": GpuAvailability;
+      /** Whether a GPU VM with 2 GPUs of this series can be ordered here now. */
+      "2": GpuAvailability;
+      /** Whether a GPU VM with 4 GPUs of this series can be ordered here now. */
+      "4": GpuAvailability;
+      /** Whether a GPU VM with 8 GPUs of this series can be ordered here now. */
+      "8": GpuAvailability;
+    };
   }[];
 }
 

@@ -1,7 +1,7 @@
 /**
  * Builds the plugin's Pulumi package schema (schema.json) from the sources the dynamic SDK is made of: the kinds' zod
  * input schemas (types, required inputs), the data functions' zod schemas, the settings of the framework, and the
- * SDK's own declarations read as text (descriptions, output properties, secret outputs). Run by `npm run schema`; a
+ * SDK's own declarations read as text (descriptions, of nested types too; output properties, secret outputs). Run by `npm run schema`; a
  * test fails when the committed schema.json differs from what this builds. Never edit schema.json by hand.
  */
 import * as fs from "node:fs";
@@ -72,6 +72,13 @@ interface Declared {
   description?: string;
   /** The declared type's text, e.g. `pulumi.Output<string | undefined>`. */
   type?: string;
+  /** The object type the value is or holds (through Input, Output, arrays and unions), when the SDK declares one. */
+  shape?: () => Described | undefined;
+}
+/** What the SDK says of an object type: its description and its members'. */
+interface Described {
+  description?: string;
+  members: Map<string, Declared>;
 }
 interface SdkFacts {
   members(container: string): Map<string, Declared>;
@@ -92,35 +99,106 @@ function jsDoc(node: ts.Node): string | undefined {
   );
 }
 
+/** Wrappers whose first type argument is the value's type. */
+const wrappers = new Set(["pulumi.Input", "pulumi.Output", "Array"]);
+
 function readSdk(file: string): SdkFacts {
   const text = fs.readFileSync(file, "utf8");
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
-  const containers = new Map<string, Map<string, Declared>>();
-  const docs = new Map<string, string | undefined>();
+  const declarations = new Map<
+    string,
+    ts.InterfaceDeclaration | ts.ClassDeclaration | ts.TypeAliasDeclaration | ts.FunctionDeclaration
+  >();
   for (const statement of source.statements) {
-    if (ts.isInterfaceDeclaration(statement) || ts.isClassDeclaration(statement)) {
-      const name = statement.name?.text ?? "";
-      docs.set(name, jsDoc(statement));
-      const members = new Map<string, Declared>();
-      for (const member of statement.members) {
-        if ((ts.isPropertySignature(member) || ts.isPropertyDeclaration(member)) && member.name) {
-          const key = ts.isStringLiteral(member.name) ? member.name.text : member.name.getText(source);
-          members.set(key, { description: jsDoc(member), type: member.type?.getText(source) });
-        }
-      }
-      containers.set(name, members);
-    } else if (ts.isFunctionDeclaration(statement) && statement.name) {
-      docs.set(statement.name.text, jsDoc(statement));
+    if (
+      (ts.isInterfaceDeclaration(statement) ||
+        ts.isClassDeclaration(statement) ||
+        ts.isTypeAliasDeclaration(statement) ||
+        ts.isFunctionDeclaration(statement)) &&
+      statement.name
+    ) {
+      declarations.set(statement.name.text, statement);
     }
   }
+
+  const membersOf = (members: ts.NodeArray<ts.TypeElement | ts.ClassElement>) => {
+    const found = new Map<string, Declared>();
+    for (const member of members) {
+      if ((ts.isPropertySignature(member) || ts.isPropertyDeclaration(member)) && member.name) {
+        const key = ts.isStringLiteral(member.name) ? member.name.text : member.name.getText(source);
+        const type = member.type;
+        found.set(key, {
+          description: jsDoc(member),
+          type: type?.getText(source),
+          shape: () => (type ? describeType(type) : undefined),
+        });
+      }
+    }
+    return found;
+  };
+
+  /** The object type a type node is or holds; several (a union or intersection) merge their members. */
+  function describeType(node: ts.TypeNode): Described | undefined {
+    if (ts.isParenthesizedTypeNode(node)) return describeType(node.type);
+    if (ts.isArrayTypeNode(node)) return describeType(node.elementType);
+    if (ts.isTypeLiteralNode(node)) return { members: membersOf(node.members) };
+    if (ts.isTypeReferenceNode(node)) {
+      const name = node.typeName.getText(source);
+      if (wrappers.has(name) && node.typeArguments?.[0]) return describeType(node.typeArguments[0]);
+      return describe(name);
+    }
+    if (ts.isUnionTypeNode(node) || ts.isIntersectionTypeNode(node)) {
+      const parts = node.types.map(describeType).filter((d) => d !== undefined);
+      if (parts.length === 0) return undefined;
+      const members = new Map<string, Declared>();
+      for (const part of parts) {
+        for (const [key, member] of part.members) {
+          const known = members.get(key);
+          // `never` only forbids a member in one branch: the branch that allows it says what it is.
+          if (!known || (known.type === "never" && member.type !== "never")) members.set(key, member);
+        }
+      }
+      return { description: parts.find((p) => p.description)?.description, members };
+    }
+    return undefined;
+  }
+
+  const described = new Map<string, Described | undefined>();
+  function describe(name: string): Described | undefined {
+    if (described.has(name)) return described.get(name);
+    const declaration = declarations.get(name);
+    let result: Described | undefined;
+    if (declaration && (ts.isInterfaceDeclaration(declaration) || ts.isClassDeclaration(declaration))) {
+      result = { description: jsDoc(declaration), members: membersOf(declaration.members) };
+    } else if (declaration && ts.isTypeAliasDeclaration(declaration)) {
+      described.set(name, undefined); // a type that refers to itself describes nothing more
+      const type = describeType(declaration.type);
+      result = type && { ...type, description: jsDoc(declaration) ?? type.description };
+    }
+    described.set(name, result);
+    return result;
+  }
+
   return {
-    members: (container) => containers.get(container) ?? new Map(),
-    doc: (name) => docs.get(name),
+    members: (container) => describe(container)?.members ?? new Map(),
+    doc: (name) => {
+      const declaration = declarations.get(name);
+      return declaration && jsDoc(declaration);
+    },
     secretOutputs: () =>
       [...text.matchAll(/additionalSecretOutputs:\s*\[([^\]]*)\]/g)].flatMap((m) =>
         [...m[1]!.matchAll(/"([^"]+)"/g)].map((s) => s[1]!),
       ),
   };
+}
+
+/**
+ * The object type a member's value is, described: the SDK's declaration of that type, or else (a type written in
+ * place) the member's own description.
+ */
+function shapeOf(member: Declared | undefined): Described | undefined {
+  const shape = member?.shape?.();
+  return shape && { ...shape, description: shape.description ?? member?.description };
 }
 
 /** A Pulumi schema type for a TypeScript type text of the SDK (outputs that are not inputs). */
@@ -148,18 +226,21 @@ function typeOfText(text: string | undefined): SchemaType {
 class TypeSink {
   readonly types: Record<string, ObjectType> = {};
 
-  /** A Pulumi schema type for a JSON Schema; objects with known properties become named types `owner`. */
-  convert(schema: JsonSchema, owner: string): SchemaType {
+  /**
+   * A Pulumi schema type for a JSON Schema; objects with known properties become named types `owner`, with the
+   * descriptions of the SDK's declaration of that object (`described`).
+   */
+  convert(schema: JsonSchema, owner: string, described?: Described): SchemaType {
     const branches = (schema.anyOf ?? schema.oneOf)?.filter((b) => b.type !== "null");
     if (branches !== undefined) {
-      const converted = branches.map((b, i) => this.convert(b, `${owner}${i}`));
+      const converted = branches.map((b, i) => this.convert(b, `${owner}${i}`, described));
       const distinct = [...new Map(converted.map((c) => [JSON.stringify(c), c])).values()];
       if (distinct.length === 1) return distinct[0]!;
       if (distinct.every((c) => c.type === "integer" || c.type === "number")) return { type: "number" };
       return { oneOf: distinct };
     }
     const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t) => t !== "null");
-    if (types.length > 1) return { oneOf: types.map((type) => this.convert({ ...schema, type }, owner)) };
+    if (types.length > 1) return { oneOf: types.map((type) => this.convert({ ...schema, type }, owner, described)) };
     const type = types[0] ?? (schema.const !== undefined ? typeof schema.const : undefined);
     switch (type) {
       case "string":
@@ -170,16 +251,15 @@ class TypeSink {
       case "array":
         return {
           type: "array",
-          items: schema.items ? this.convert(schema.items, owner) : { $ref: "pulumi.json#/Any" },
+          items: schema.items ? this.convert(schema.items, owner, described) : { $ref: "pulumi.json#/Any" },
         };
       case "object": {
         if (schema.properties && Object.keys(schema.properties).length > 0) {
           const required = schema.required?.length ? [...schema.required] : undefined;
           this.types[token(owner)] = {
             type: "object",
-            properties: Object.fromEntries(
-              Object.entries(schema.properties).map(([k, v]) => [k, this.convert(v, `${owner}${capital(k)}`)]),
-            ),
+            ...(described?.description ? { description: described.description } : {}),
+            properties: properties(schema, owner, this, described?.members ?? new Map()),
             ...(required ? { required } : {}),
           };
           return { $ref: `#/types/${token(owner)}` };
@@ -208,8 +288,9 @@ function properties(
 ): Record<string, SchemaProperty> {
   return Object.fromEntries(
     Object.entries(schema.properties ?? {}).map(([key, value]) => {
-      const description = described.get(key)?.description;
-      return [key, { ...sink.convert(value, `${owner}${capital(key)}`), ...(description ? { description } : {}) }];
+      const member = described.get(key);
+      const type = sink.convert(value, `${owner}${capital(key)}`, shapeOf(member));
+      return [key, { ...type, ...(member?.description ? { description: member.description } : {}) }];
     }),
   );
 }

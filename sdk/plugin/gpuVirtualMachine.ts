@@ -161,12 +161,36 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
  * The set of arguments for constructing a GpuVirtualMachine resource.
  */
 export interface GpuVirtualMachineArgs {
+    /**
+     * Data center (UUID); the series and GPU count must be available there (see `getGpuInventory`). Changing it replaces the GPU VM.
+     */
     datacenterId: pulumi.Input<string>;
+    /**
+     * Number of GPUs: 1, 2, 4 or 8. When the combination is not available in the data center, create fails with the combinations available now. Changing it replaces the GPU VM.
+     */
     gpuCount: pulumi.Input<number>;
+    /**
+     * Image by integer id; give this or `imageName`, not both. Default: the cloud's default image. Changing it replaces the GPU VM.
+     */
     imageId?: pulumi.Input<number | undefined>;
+    /**
+     * Image by name, e.g. `ubuntu-24.04`; give this or `imageId`, not both. Default: the cloud's default image. Changing it replaces the GPU VM.
+     */
     imageName?: pulumi.Input<string | undefined>;
+    /**
+     * Display name. Not unique: GPU VMs cannot be adopted by name. Changed in place.
+     */
     name: pulumi.Input<string>;
+    /**
+     * `running` or `stopped`; the provider starts or stops the GPU VM to match. Default: no opinion (a new GPU VM runs, and later power changes are left alone). Some series cannot be started by the cloud provider (the API answers 501): `running` then fails with an error saying so. Changed in place.
+     */
     powerState?: pulumi.Input<string | undefined>;
+    /**
+     * GPU series id (an inventory entry's `seriesId`). Changing it replaces the GPU VM.
+     */
     seriesId: pulumi.Input<number>;
+    /**
+     * Resource group: the integer team id, or a ResourceGroup's `id` (the same number as a string). Default: none. Changed in place; removing it takes the GPU VM out of its group.
+     */
     teamId?: pulumi.Input<number | string | undefined>;
 }

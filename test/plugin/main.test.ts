@@ -43,6 +43,46 @@ describe("schema.json", () => {
     expect(fs.readFileSync(schemaPath(root), "utf8")).toBe(await schemaText(root));
   });
 
+  it("describes every resource, function, type and property (nested types too, from the SDK's declarations)", () => {
+    type Properties = Record<string, { description?: string }>;
+    type Described = { description?: string };
+    const schema = JSON.parse(fs.readFileSync(schemaPath(root), "utf8")) as {
+      config: { variables: Properties };
+      provider: { inputProperties: Properties };
+      resources: Record<string, Described & { properties: Properties; inputProperties: Properties }>;
+      functions: Record<
+        string,
+        Described & { inputs: { properties: Properties }; outputs: { properties: Properties } }
+      >;
+      types: Record<string, Described & { properties: Properties }>;
+    };
+    const undescribed: string[] = [];
+    const check = (where: string, item: Described) => {
+      if (!item.description?.trim()) undescribed.push(where);
+    };
+    const checkAll = (where: string, properties: Properties) => {
+      for (const [key, property] of Object.entries(properties)) check(`${where}.${key}`, property);
+    };
+    checkAll("config", schema.config.variables);
+    checkAll("provider", schema.provider.inputProperties);
+    for (const [name, resource] of Object.entries(schema.resources)) {
+      check(name, resource);
+      checkAll(`${name} output`, resource.properties);
+      checkAll(`${name} input`, resource.inputProperties);
+    }
+    for (const [name, fn] of Object.entries(schema.functions)) {
+      check(name, fn);
+      checkAll(`${name} input`, fn.inputs.properties);
+      checkAll(`${name} output`, fn.outputs.properties);
+    }
+    expect(Object.keys(schema.types).length).toBeGreaterThan(0);
+    for (const [name, type] of Object.entries(schema.types)) {
+      check(name, type);
+      checkAll(name, type.properties);
+    }
+    expect(undescribed).toEqual([]);
+  });
+
   it("names every kind and both functions under cloudinfra:index, and flags the secret settings", () => {
     const schema = JSON.parse(fs.readFileSync(path.join(root, "provider/plugin/schema.json"), "utf8")) as {
       resources: Record<string, { properties: Record<string, { secret?: boolean }> }>;

@@ -5,7 +5,16 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+/**
+ * One network interface of a VM.
+ */
 export interface VirtualMachineNetworkInterfacesArgs {
+    /**
+     * Network (UUID) to connect, in the VM's data center and Active.
+     */
     networkId: pulumi.Input<string>;
+    /**
+     * Whether this is the primary interface. Exactly one may be; when none is marked, the first interface is.
+     */
     primary?: pulumi.Input<boolean | undefined>;
 }

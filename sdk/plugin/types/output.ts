@@ -5,67 +5,193 @@ import * as pulumi from "@pulumi/pulumi";
 import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
+/**
+ * One GPU VM configuration that can be ordered now.
+ */
 export interface GetGpuInventoryResultAvailable {
+    /**
+     * Data center (UUID): the `datacenterId` of a GpuVirtualMachine.
+     */
     datacenterId: string;
+    /**
+     * Data center name.
+     */
     datacenterName: string;
+    /**
+     * Number of GPUs: the `gpuCount` of a GpuVirtualMachine.
+     */
     gpuCount: number;
+    /**
+     * Series code, e.g. `a100`.
+     */
     seriesCode: string;
+    /**
+     * GPU series id: the `seriesId` of a GpuVirtualMachine.
+     */
     seriesId: number;
+    /**
+     * Series name, e.g. `NVIDIA A100`.
+     */
     seriesName: string;
 }
 
+/**
+ * One GPU series of the inventory (`GET /resource/gpu/inventory`).
+ */
 export interface GetGpuInventoryResultSeries {
+    /**
+     * Per data center: which GPU counts can be ordered now.
+     */
     availability: outputs.GetGpuInventoryResultSeriesAvailability[];
+    /**
+     * Series code, e.g. `a100`.
+     */
     seriesCode: string;
+    /**
+     * GPU series id: the `seriesId` of a GpuVirtualMachine.
+     */
     seriesId: number;
+    /**
+     * Series name, e.g. `NVIDIA A100`.
+     */
     seriesName: string;
 }
 
+/**
+ * Per data center: which GPU counts can be ordered now.
+ */
 export interface GetGpuInventoryResultSeriesAvailability {
+    /**
+     * Data center (UUID).
+     */
     datacenterId: string;
+    /**
+     * Data center name.
+     */
     datacenterName: string;
+    /**
+     * Availability per GPU count.
+     */
     gpuCounts: outputs.GetGpuInventoryResultSeriesAvailabilityGpuCounts;
 }
 
+/**
+ * Availability per GPU count.
+ */
 export interface GetGpuInventoryResultSeriesAvailabilityGpuCounts {
+    /**
+     * Whether a GPU VM with 1 GPU of this series can be ordered here now.
+     */
     1: outputs.GetGpuInventoryResultSeriesAvailabilityGpuCounts1;
+    /**
+     * Whether a GPU VM with 2 GPUs of this series can be ordered here now.
+     */
     2: outputs.GetGpuInventoryResultSeriesAvailabilityGpuCounts2;
+    /**
+     * Whether a GPU VM with 4 GPUs of this series can be ordered here now.
+     */
     4: outputs.GetGpuInventoryResultSeriesAvailabilityGpuCounts4;
+    /**
+     * Whether a GPU VM with 8 GPUs of this series can be ordered here now.
+     */
     8: outputs.GetGpuInventoryResultSeriesAvailabilityGpuCounts8;
 }
 
+/**
+ * Whether a GPU count can be ordered now.
+ */
 export interface GetGpuInventoryResultSeriesAvailabilityGpuCounts1 {
+    /**
+     * True when this count can be ordered now.
+     */
     available: boolean;
 }
 
+/**
+ * Whether a GPU count can be ordered now.
+ */
 export interface GetGpuInventoryResultSeriesAvailabilityGpuCounts2 {
+    /**
+     * True when this count can be ordered now.
+     */
     available: boolean;
 }
 
+/**
+ * Whether a GPU count can be ordered now.
+ */
 export interface GetGpuInventoryResultSeriesAvailabilityGpuCounts4 {
+    /**
+     * True when this count can be ordered now.
+     */
     available: boolean;
 }
 
+/**
+ * Whether a GPU count can be ordered now.
+ */
 export interface GetGpuInventoryResultSeriesAvailabilityGpuCounts8 {
+    /**
+     * True when this count can be ordered now.
+     */
     available: boolean;
 }
 
+/**
+ * The volume types offered there.
+ */
 export interface GetVolumeSizesResultVolumeTypes {
+    /**
+     * The sizes this type offers.
+     */
     availableSizes: outputs.GetVolumeSizesResultVolumeTypesAvailableSizes[];
+    /**
+     * Free text, or null.
+     */
     description: string;
+    /**
+     * Volume type id: the `volumeTypeId` of a Volume.
+     */
     id: number;
+    /**
+     * Type name.
+     */
     name: string;
 }
 
+/**
+ * One size a volume type offers.
+ */
 export interface GetVolumeSizesResultVolumeTypesAvailableSizes {
+    /**
+     * Display name, e.g. `100 GB`.
+     */
     displayName: string;
+    /**
+     * Size id: the `volumeSizeId` of a Volume.
+     */
     id: number;
+    /**
+     * How many volumes of this size one VM may have attached.
+     */
     maxVolumesPerVm: number;
+    /**
+     * Size in GB.
+     */
     sizeGb: number;
 }
 
+/**
+ * One network interface of a VM.
+ */
 export interface VirtualMachineNetworkInterfaces {
+    /**
+     * Network (UUID) to connect, in the VM's data center and Active.
+     */
     networkId: string;
+    /**
+     * Whether this is the primary interface. Exactly one may be; when none is marked, the first interface is.
+     */
     primary?: boolean;
 }
 
