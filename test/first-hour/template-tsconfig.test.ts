@@ -37,6 +37,7 @@ const templateTsconfig = {
 
 /** The README's program, plus what a first program also does: a VM in a resource group, an error class. */
 const program = `import * as cloudinfra from "@cloudinfra/pulumi";
+import type * as plugin from "@cloudinfra/pulumi/plugin";
 
 const fra1 = "6f1c2a3b-4d5e-4f60-8a71-b2c3d4e5f601";
 
@@ -69,6 +70,8 @@ export const isApiError = (e: unknown) => e instanceof cloudinfra.ApiError;
 export const gateway = net.gateway;
 export const privateIp = vm.privateIp;
 export const volume = data.id;
+// The plugin's SDK (what \`pulumi import\` writes code for) resolves too, though this resolution ignores "exports".
+export type PluginNetworkArgs = plugin.NetworkArgs;
 `;
 
 function version(pkg: string): string {
@@ -130,6 +133,7 @@ describe("a Pulumi project with the template's tsconfig", () => {
     // The program's declarations were really loaded from the installed tarball, and none of zod's.
     const files = output.split("\n").filter((l) => l.includes("node_modules/"));
     expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi/dist/sdk/index.d.ts"))).toBe(true);
+    expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi/dist/sdk/plugin/index.d.ts"))).toBe(true);
     expect(files.filter((f) => f.includes("node_modules/zod/"))).toEqual([]);
   });
 
