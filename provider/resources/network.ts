@@ -205,6 +205,7 @@ export async function remove(id: string): Promise<void> {
   const api = client();
   const current = settings();
   const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10 * 60_000);
+  let triedAgain = false;
   for (;;) {
     try {
       await api.deleteNetwork({ params: { id } });
@@ -217,6 +218,11 @@ export async function remove(id: string): Promise<void> {
       .networkVms({ params: { id } })
       .catch((e: unknown) => (isNotFound(e) ? [] : Promise.reject(e)));
     const network = await api.getNetwork({ params: { id } }).catch(() => undefined);
+    // What refused the delete may have ended before this look (the last VM deleted, the create job done): try again.
+    if (vms.length === 0 && network?.status !== "Creating" && !triedAgain) {
+      triedAgain = true;
+      continue;
+    }
     const waiting = vms.every((vm) => vm.status === "Deleting") && (vms.length > 0 || network?.status === "Creating");
     if (!waiting || Date.now() > deadline) {
       const names = vms.map((vm) => `${vm.name} (${vm.id}, ${vm.status})`).join(", ");
