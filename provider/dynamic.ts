@@ -2,7 +2,7 @@
    state and run later in Pulumi's dynamic-provider host: they must require the implementation by package name at
    call time instead of capturing it. */
 import type * as pulumi from "@pulumi/pulumi";
-import { checkResource, configure, ResourceInitError, type Props } from "./resources/framework";
+import { checkResource, configure, failuresForEngine, ResourceInitError, type Props } from "./resources/framework";
 import { kinds, type KindName } from "./resources";
 
 const PROVIDER_KEY = "__provider";
@@ -30,7 +30,9 @@ export const dynamicHandlers = {
   },
   /** Settings problems fail the check (nothing sent); valid inputs then have the credentials checked once. */
   async check(kind: KindName, olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-    return wire(await checkResource(kinds[kind], withoutProvider(olds), withoutProvider(news)));
+    const { inputs, failures } = await checkResource(kinds[kind], withoutProvider(olds), withoutProvider(news));
+    const secret = (property: string) => kinds[kind].secretInputs?.includes(property) === true;
+    return wire({ inputs, failures: failuresForEngine(failures, secret) });
   },
   async diff(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
     return kinds[kind].diff(id, withoutProvider(olds), withoutProvider(news));

@@ -21,6 +21,7 @@ import {
   configuration,
   containsUnknown,
   kinds,
+  failuresForEngine,
   OperationCancelledError,
   ResourceInitError,
   sameValue,
@@ -443,15 +444,12 @@ export class ProviderServer {
         ? Promise.resolve(kind.check(olds, news.props))
         : checkResource(kind, olds, news.props),
     );
-    // The engine prints a failure's property with the program's value beside it, a secret in clear too ("property
-    // password value {&{{...}}}"): a failure about a secret input names the property in its reason instead.
+    const secret = (property: string) => news.secrets.has(property) || kind.secretInputs?.includes(property) === true;
     return new provider.CheckResponse()
       .setInputs(wrap(result.inputs, news.secrets, this.acceptSecrets))
       .setFailuresList(
-        result.failures.map((f) =>
-          news.secrets.has(f.property)
-            ? new provider.CheckFailure().setReason(`${f.property}: ${f.reason}`)
-            : new provider.CheckFailure().setProperty(f.property).setReason(f.reason),
+        failuresForEngine(result.failures, secret).map((f) =>
+          new provider.CheckFailure().setProperty(f.property).setReason(f.reason),
         ),
       );
   }

@@ -641,6 +641,11 @@ export function diffInputs(olds: Props, news: Props, spec: DiffSpec): DiffResult
 export interface ResourceKind {
   readonly name: string;
   /**
+   * Inputs the SDK always stores as secrets. A check failure about one names it in its reason, not as its property:
+   * the engine prints a failing property's value beside it, a secret's in clear.
+   */
+  readonly secretInputs?: readonly string[];
+  /**
    * The settings this kind calls the API with, when they differ from the configured ones (an ApiKey is created by
    * a signed-in session); a ConfigurationError when they cannot be had. Check uses it to verify those credentials.
    */
@@ -676,6 +681,19 @@ export class ResourceInitError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * Failures as the engine should get them: one about a secret input (`secret(property)`) names its property in the
+ * reason and leaves the property empty, since the engine prints a failing property's value beside it, secrets too.
+ */
+export function failuresForEngine(
+  failures: readonly CheckFailure[],
+  secret: (property: string) => boolean,
+): CheckFailure[] {
+  return failures.map((f) =>
+    secret(f.property.split(/[.[]/)[0]!) ? { property: "", reason: `${f.property}: ${f.reason}` } : f,
+  );
 }
 
 /** The host cancelled the operation (the plugin's Cancel: Ctrl-C or the engine shutting down). */

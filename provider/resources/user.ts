@@ -258,6 +258,7 @@ export async function remove(id: string, props: Props): Promise<void> {
 
 export const user: ResourceKind = {
   name: "User",
+  secretInputs: ["password"],
   check: (_olds: Props, news: Props) =>
     checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),

@@ -82,4 +82,24 @@ describeCli("secrets through the real CLI", () => {
     await signedIn.destroy({ color: "never" });
     await withKey.destroy({ color: "never" });
   });
+
+  it("a check failure about a secret password names it without the value (the engine prints a failing property's value)", async () => {
+    const weak = "weakpassword";
+    const stack = await world.stack("quickstart", async () => {
+      new cloudinfra.User("user", {
+        email: "sec-weak@example.com",
+        firstName: "Weak",
+        lastName: "Password",
+        action: "register",
+        password: pulumi.secret(weak),
+      });
+    });
+    let printed = "";
+    const failed = await stack
+      .preview({ color: "never", onOutput: (out) => (printed += out) })
+      .catch((error: unknown) => error);
+    expect(String(failed)).toContain("password: must mix upper- and lower-case letters");
+    expect(printed + String(failed)).not.toContain(weak);
+    expect((await world.api.listUsers({ query: { search: "sec-weak" } })).data).toEqual([]);
+  });
 });
