@@ -97,20 +97,16 @@ export async function coldStart(api: { baseUrl: string; apiKey: string; datacent
 }
 
 /** A resource of any `cloudinfra:index:<Kind>` type, registered by its token (CustomResource is abstract). */
-export class PluginResource extends pulumi.CustomResource {
+class PluginResource extends pulumi.CustomResource {
   constructor(type: string, name: string, props: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) {
     super(type, name, props, opts);
   }
 }
 
-/** An explicit cloudinfra provider: one configuration (API, credentials, entity) per instance. */
-export class PluginProvider extends pulumi.ProviderResource {
-  constructor(name: string, settings: Record<string, pulumi.Input<string>>, opts?: pulumi.ResourceOptions) {
-    super("cloudinfra", name, settings, opts);
-  }
-}
-
-/** A plugin resource: `cloudinfra:index:<kind>`, with `outputs` declared so the program can read them. */
+/**
+ * A plugin resource: `cloudinfra:index:<kind>`, with `outputs` declared so the program can read them; untyped, for
+ * tests that build inputs per kind in a loop (programs use the typed SDK, `@cloudinfra/pulumi/plugin`).
+ */
 export function resource(
   kind: string,
   name: string,
