@@ -15,6 +15,7 @@ import {
   type DiffSpec,
   type Props,
   type ResourceKind,
+  pollUntil,
   sleep,
   createUnique,
 } from "./framework";
@@ -144,7 +145,11 @@ async function findByName(name: string): Promise<ApiNetwork | undefined> {
   return undefined;
 }
 
-/** Takes over an existing network of the same name: its fixed properties must match, the rest is aligned. */
+/**
+ * Takes over an existing network of the same name: its fixed properties must match, the rest is aligned. One still
+ * being created (e.g. by a run that was killed) is waited for first, so that resources using it in the same
+ * deployment find it Active.
+ */
 async function adopt(inputs: NetworkInputs, existing: ApiNetwork): Promise<{ id: string; outs: Props }> {
   const mismatches = (["datacenterId", "networkType"] as const).filter((k) =>
     k === "datacenterId" ? existing.datacenter.id !== inputs.datacenterId : existing[k] !== inputs[k],
@@ -155,8 +160,22 @@ async function adopt(inputs: NetworkInputs, existing: ApiNetwork): Promise<{ id:
         "and cannot change in place; rename one of them or align the program",
     );
   }
-  const current = outputsOf({}, existing);
+  const current = outputsOf({}, existing.status === "Creating" ? await settledNetwork(existing) : existing);
   return { id: existing.id, outs: await update(existing.id, current, inputs) };
+}
+
+/** Polls a network until its create job has ended (bounded by cloudinfra:jobTimeoutMs). */
+function settledNetwork(found: ApiNetwork): Promise<ApiNetwork> {
+  const api = client();
+  return pollUntil(
+    () => api.getNetwork({ params: { id: found.id } }),
+    (network) => network.status !== "Creating",
+    (network, timeoutMs) =>
+      new Error(
+        `Adopting network "${network.name}" (${network.id}): it is still being created after ${timeoutMs} ms; raise ` +
+          "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi up` again",
+      ),
+  );
 }
 
 export function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props }> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Network, type NetworkArgs } from "../../sdk";
+import { Network, VirtualMachine, type NetworkArgs } from "../../sdk";
 import { destroy, preview, refresh, RunError, up } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
@@ -170,5 +170,50 @@ describe("Network lifecycle", () => {
     expect((await getNetwork(existing.id)).description).toBe("managed");
     await destroy(options);
     expect(await networksNamed("ad-")).toEqual([]);
+  });
+
+  it("adopting a network still being created (a killed run's) waits for its job: a VM on it is created in the same up", async () => {
+    const options = stack.options();
+    // This network's create job lasts 8 s; the jobs after it are fast again.
+    const scale = stack.emulator.ctx.options.jobDurationMs;
+    stack.emulator.ctx.options.jobDurationMs = 90_000;
+    const existing = await stack.api
+      .createNetwork({ body: { name: "ac-net", datacenterId: fra.id, networkType: "standard" } })
+      .finally(() => (stack.emulator.ctx.options.jobDurationMs = scale));
+    const mark = stack.mark();
+    let ended = false;
+    const outcome = up(() => {
+      const net = new Network("net", { name: "ac-net", datacenterId: fra.id, networkType: "standard", adopt: true });
+      const vm = new VirtualMachine("vm", {
+        name: "ac-vm",
+        datacenterId: fra.id,
+        imageId: 1,
+        configurationId: 1,
+        networkInterfaces: [{ networkId: net.id }],
+      });
+      return { id: net.id, status: net.status, vmId: vm.id };
+    }, options).then(
+      (result) => result,
+      (error: unknown) => error as RunError,
+    );
+    void outcome.finally(() => (ended = true));
+    // The provider reads the network while it waits (the VM's create used to be refused at once: network Creating)…
+    while (!ended && (await stack.requests(mark)).filter((r) => r.path.endsWith(existing.id)).length < 3) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    // … until the job ends.
+    const admin = stack.emulator.baseUrl.replace(/\/v1$/, "/__admin");
+    await fetch(`${admin}/clock`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ advanceMs: 10_000 }),
+    });
+    const adopted = await outcome;
+    if (adopted instanceof Error) throw adopted;
+    expect(adopted.outputs).toMatchObject({ id: existing.id, status: "Active" });
+    const vm = await stack.api.getVm({ params: { id: adopted.outputs.vmId as string } });
+    expect(vm.virtualMachine.networkInterfaces?.map((nic) => nic.networkId)).toEqual([existing.id]);
+    await destroy(options);
+    expect(await networksNamed("ac-")).toEqual([]);
   });
 });
