@@ -5,7 +5,7 @@
  * CLI do with the pending creates (v3.259.0: `up` warns and keeps them, `--import-pending-creates` drops them without
  * importing anything), and the recovery that works, per resource family: the dynamic resources (the VM moved into the
  * state by hand, `refresh` reads it) and the plugin (`pulumi import` of the VM); the network is adopted by the next up.
- * The recovery scripts are the README's ("A `pulumi up` killed mid-way"), run as written (the dynamic one needs `jq`).
+ * The recovery scripts are the README's ("A `pulumi up` killed mid-way"), run as written.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
@@ -343,10 +343,16 @@ describeCli("a `pulumi up` killed hard mid-way (SIGKILL of the CLI and its plugi
       stack,
       `pulumi cancel --yes
 pulumi stack export --file state.json
-jq --arg urn "$VM_URN" --arg id "$VM_ID" '
-  .deployment.resources += [.deployment.pending_operations[] | select(.resource.urn == $urn)
-    | .resource + {id: $id, outputs: .resource.inputs}]
-  | .deployment.pending_operations |= map(select(.resource.urn != $urn))' state.json > repaired.json
+node -e '
+  const fs = require("fs");
+  const [urn, id] = process.argv.slice(1);
+  const state = JSON.parse(fs.readFileSync("state.json", "utf8"));
+  const { deployment } = state;
+  const pending = deployment.pending_operations.find((op) => op.resource.urn === urn);
+  deployment.resources.push({ ...pending.resource, id, outputs: pending.resource.inputs });
+  deployment.pending_operations = deployment.pending_operations.filter((op) => op !== pending);
+  fs.writeFileSync("repaired.json", JSON.stringify(state, null, 2));
+' "$VM_URN" "$VM_ID"
 pulumi stack import --file repaired.json
 pulumi refresh --yes
 pulumi up --yes`,
