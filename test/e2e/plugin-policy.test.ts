@@ -51,7 +51,7 @@ describeCli("the policy pack on the plugin's resources (real CLI)", () => {
     expect(result.outputs.expiresInDays!.value).toBe(90);
     const key = (await world.api.listApiKeys({ query: { search: "ppp-remediated" } })).data[0]!;
     expect(key.id).toBe(result.outputs.keyId!.value);
-    const days = (Date.parse(key.expiresAt!) - world.mark()) / DAY;
+    const days = (Date.parse(key.expiresAt!) - world.emulator.ctx.now()) / DAY;
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     await stack.destroy({ color: "never" });

@@ -74,7 +74,7 @@ describeCli("the policy pack through the real CLI", () => {
     expect(result.outputs.expiresInDays.value).toBe(90);
     const key = (await world.api.listApiKeys({ query: { search: "pp-remediated" } })).data[0];
     expect(key.id).toBe(result.outputs.keyId.value);
-    const days = (Date.parse(key.expiresAt!) - world.mark()) / DAY;
+    const days = (Date.parse(key.expiresAt!) - world.emulator.ctx.now()) / DAY;
     expect(days).toBeGreaterThan(89);
     expect(days).toBeLessThanOrEqual(90);
     await stack.destroy({ color: "never" });

@@ -8,6 +8,8 @@ import { CloudClient } from "../../provider/client";
 import type { RunOptions } from "../harness";
 
 export interface LogEntry {
+  /** The arrival number (what {@link Stack.mark} returns the latest of). */
+  seq: number;
   method: string;
   path: string;
   route: string | null;

@@ -350,7 +350,7 @@ describe("Volume lifecycle", () => {
     expect(deletes.filter((r) => r.status !== 202).every((r) => r.status === 409)).toBe(true);
     const accepted = deletes.filter((r) => r.status === 202);
     expect(accepted).toHaveLength(1);
-    expect(accepted[0].at).toBeGreaterThanOrEqual(detachedAt);
+    expect(accepted[0].seq).toBeGreaterThan(detachedAt);
     expect(await volumesNamed("wt-")).toEqual([]);
     await stack.api.deleteVm({ params: { id: vmId } });
   });
