@@ -39,19 +39,14 @@ export function genSdk(language: string, work: string, root: string = repository
  * engine for the plugin of this package's version).
  */
 export function pluginSdkFiles(work: string, root: string = repositoryRoot()): Map<string, string> {
-  const generated = genSdk("nodejs", work, root);
-  const files = new Map<string, string>();
-  for (const relative of fs.readdirSync(generated, { recursive: true, encoding: "utf8" }).sort()) {
-    const file = path.join(generated, relative);
-    if (projectFiles.has(relative) || !fs.statSync(file).isFile()) continue;
-    files.set(relative, fs.readFileSync(file, "utf8"));
-  }
+  const files = filesUnder(genSdk("nodejs", work, root));
+  for (const file of projectFiles) files.delete(file);
   const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
   files.set("package.json", JSON.stringify({ private: true, version }, null, 2) + "\n");
   return files;
 }
 
-/** The files under `dir` (relative path → content), as {@link pluginSdkFiles} lists them. */
+/** The files under `dir` (relative path → content). */
 export function filesUnder(dir: string): Map<string, string> {
   const files = new Map<string, string>();
   for (const relative of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {

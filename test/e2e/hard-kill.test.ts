@@ -109,21 +109,24 @@ async function killRunner(cli: ChildProcess): Promise<string[]> {
   for (let fresh = [root]; fresh.length > 0; fresh = [root, ...descendants(root)].filter((p) => !frozen.has(p))) {
     for (const pid of fresh) {
       frozen.set(pid, (readProc(pid, "cmdline") ?? "").replace(/\0/g, " "));
-      process.kill(pid, "SIGSTOP");
+      signal(pid, "SIGSTOP");
     }
   }
   const exited = new Promise((resolve) => cli.once("exit", resolve));
   process.kill(-root, "SIGKILL");
-  for (const pid of frozen.keys()) {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone with its process group
-    }
-  }
+  for (const pid of frozen.keys()) signal(pid, "SIGKILL");
   await exited;
   await until(() => ![...frozen.keys()].some(alive), "the killed processes to die");
   return [...frozen.values()];
+}
+
+/** Sends a signal to a process that may have exited meanwhile (a short-lived child, or gone with its group). */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
 }
 
 async function until(done: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
