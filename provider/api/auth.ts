@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NonEmpty, Timestamp, Uuid } from "./common";
+import { NonEmpty, Timestamp, undocumented, Uuid } from "./common";
 
 export const RoleName = z.enum(["tenant-admin", "tenant-user", "vm-operator"]);
 export type RoleName = z.infer<typeof RoleName>;
@@ -92,13 +92,13 @@ export const ApiKey = z.object({
   key: z.string().optional(),
   start: z.string(),
   status: ApiKeyStatus,
-  enabled: z.boolean(),
-  roleId: z.string().nullable(),
-  userId: Uuid,
-  metadata: z.record(z.string(), z.unknown()).nullable(),
+  enabled: undocumented(z.boolean()),
+  roleId: undocumented(z.string().nullable()),
+  userId: undocumented(Uuid),
+  metadata: undocumented(z.record(z.string(), z.unknown()).nullable()),
   expiresAt: Timestamp,
   createdAt: Timestamp,
-  lastUsedAt: Timestamp.nullable(),
+  lastUsedAt: undocumented(Timestamp.nullable()),
 });
 export type ApiKey = z.infer<typeof ApiKey>;
 export const ApiKeyWithSecret = ApiKey.extend({ key: z.string() });

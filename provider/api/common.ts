@@ -110,6 +110,51 @@ export const EntityQuery = z.strictObject({ entityId: Uuid.optional() });
 export const IdParams = z.strictObject({ id: Uuid });
 export const IntIdParams = z.strictObject({ id: qInt(1) });
 
+/**
+ * Response fields the spec does not document are declared with {@link undocumented}: optional, read when the API
+ * sends them, never required. {@link documentedOnly} keeps of an answer what the spec documents (the emulator's
+ * spec-fields-only mode answers that, as an API built to the spec alone may).
+ */
+const undocumentedFields = new WeakSet<z.ZodType>();
+
+/** A response field the spec does not document: optional, read when present, never required. */
+export function undocumented<T extends z.ZodType>(schema: T): z.ZodOptional<T> {
+  const field = schema.optional();
+  undocumentedFields.add(field);
+  return field;
+}
+
+/**
+ * The `data` of a route whose answer the spec does not show (e.g. the 200 of a PUT): whatever the API sends, never
+ * read as a record; callers read the resource again.
+ */
+export const NotShown = z.unknown();
+
+/**
+ * The part of a response value that the spec documents: the fields declared {@link undocumented} and those the
+ * contract does not know are dropped, recursively through objects, arrays, optional and nullable values; an answer
+ * the spec does not show ({@link NotShown}) becomes `{}`.
+ */
+export function documentedOnly(schema: z.ZodType, value: unknown): unknown {
+  if (schema === NotShown) return {};
+  if (value === null || value === undefined) return value;
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) {
+    return documentedOnly(schema.unwrap() as z.ZodType, value);
+  }
+  if (schema instanceof z.ZodArray && Array.isArray(value)) {
+    return value.map((item) => documentedOnly(schema.element as z.ZodType, item));
+  }
+  if (schema instanceof z.ZodObject && typeof value === "object" && !Array.isArray(value)) {
+    const shape = schema.shape as Record<string, z.ZodType>;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => key in shape && !undocumentedFields.has(shape[key]!))
+        .map(([key, field]) => [key, documentedOnly(shape[key]!, field)]),
+    );
+  }
+  return value;
+}
+
 /** The three tracking shapes of a 202 response. */
 export const JobArrayItem = z.object({
   id: Uuid,

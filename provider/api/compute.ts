@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DatacenterRef, listQueryShape, Name, PositiveInt, qInt, Timestamp, Uuid } from "./common";
+import { DatacenterRef, listQueryShape, Name, PositiveInt, qInt, Timestamp, undocumented, Uuid } from "./common";
 
 // ---- virtual machines ----
 export const VmListItem = z.object({
@@ -13,7 +13,7 @@ export const VmListItem = z.object({
   imageName: z.string(),
   primaryPrivateIp: z.string().nullable(),
   primaryPublicIp: z.string().nullable(),
-  teamId: z.number().int().nullable().optional(),
+  teamId: undocumented(z.number().int().nullable()),
 });
 export type VmListItem = z.infer<typeof VmListItem>;
 
@@ -40,12 +40,11 @@ export const VmDetail = z.object({
     datacenter: DatacenterRef,
     createdAt: Timestamp,
     updatedAt: Timestamp,
-    // Fields beyond the spec's list (emulator/README.md): what a provider needs to converge a VM.
-    imageId: z.number().int().optional(),
-    networkInterfaces: z.array(NetworkInterface).optional(),
-    primaryPrivateIp: z.string().nullable().optional(),
-    primaryPublicIp: z.string().nullable().optional(),
-    sshKeyIds: z.array(z.string()).optional(),
+    imageId: undocumented(z.number().int()),
+    networkInterfaces: undocumented(z.array(NetworkInterface)),
+    primaryPrivateIp: undocumented(z.string().nullable()),
+    primaryPublicIp: undocumented(z.string().nullable()),
+    sshKeyIds: undocumented(z.array(z.string())),
   }),
   usage: z.unknown(),
   consoleEnabled: z.boolean(),
@@ -130,7 +129,7 @@ export const GpuVm = z.object({
   datacenter: DatacenterRef,
   teamId: z.number().int().nullable(),
   createdAt: Timestamp,
-  imageName: z.string().nullable().optional(),
+  imageName: undocumented(z.string().nullable()),
 });
 export type GpuVm = z.infer<typeof GpuVm>;
 export const GpuListQuery = z.strictObject({ ...listQueryShape, "filter[teamId]": qInt().optional() });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { qList, Timestamp, Uuid } from "./common";
+import { qList, Timestamp, undocumented, Uuid } from "./common";
 
 export const JobStatus = z.enum(["pending", "in_progress", "completed", "failed"]);
 export type JobStatus = z.infer<typeof JobStatus>;
@@ -15,7 +15,7 @@ export const Job = z.object({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   completedAt: Timestamp.nullable(),
-  operation: z.string().optional(),
+  operation: undocumented(z.string()),
 });
 export type Job = z.infer<typeof Job>;
 

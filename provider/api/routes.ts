@@ -212,7 +212,7 @@ export const routes = {
     query: C.EntityQuery,
     body: A.ApiKeyStatusBody,
     status: 200,
-    data: A.ApiKey,
+    data: C.NotShown,
   }),
   setApiKeyRateLimit: route({
     method: "PUT",
@@ -223,7 +223,7 @@ export const routes = {
     query: C.EntityQuery,
     body: A.ApiKeyRateLimitBody,
     status: 200,
-    data: A.ApiKey,
+    data: C.NotShown,
   }),
   apiKeyRoleOptions: route({
     method: "GET",
@@ -280,7 +280,7 @@ export const routes = {
     query: C.EntityQuery,
     body: VM.UpdateVmBody,
     status: 200,
-    data: VM.VmDetail,
+    data: C.NotShown,
   }),
   deleteVm: route({
     method: "DELETE",
@@ -424,7 +424,7 @@ export const routes = {
     query: C.EntityQuery,
     body: VM.UpdateGpuBody,
     status: 200,
-    data: VM.GpuVm,
+    data: C.NotShown,
   }),
   deleteGpuVm: route({
     method: "DELETE",
@@ -640,7 +640,7 @@ export const routes = {
     query: C.EntityQuery,
     body: N.UpdateNetworkBody,
     status: 200,
-    data: N.Network,
+    data: C.NotShown,
   }),
   deleteNetwork: route({
     method: "DELETE",
@@ -714,7 +714,7 @@ export const routes = {
     query: C.EntityQuery,
     body: D.UpdateUserBody,
     status: 200,
-    data: D.User,
+    data: C.NotShown,
   }),
   deleteUser: route({
     method: "DELETE",
@@ -857,7 +857,7 @@ export const routes = {
     query: C.EntityQuery,
     body: D.UpdateTeamBody,
     status: 200,
-    data: D.Team,
+    data: C.NotShown,
   }),
   deleteTeam: route({
     method: "DELETE",

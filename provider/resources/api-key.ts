@@ -13,11 +13,11 @@ import {
   ResourceInitError,
   settings,
   type DiffResult,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   type Settings,
 } from "./framework";
+import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 
 export const ApiKeyInputs = z.strictObject({
   name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
@@ -38,10 +38,26 @@ export const ApiKeyInputs = z.strictObject({
 });
 export type ApiKeyInputs = z.output<typeof ApiKeyInputs>;
 
-const diffSpec: DiffSpec = {
-  inPlace: ["enabled", "rotation"],
-  replaceOnChanges: ["name", "roleId", "expiresInDays", "metadata"],
-};
+/**
+ * How each input changes and what the API reports of it. The documented key record has neither the role, the
+ * metadata nor an `enabled` flag (its status says Suspended); `expiresInDays` is turned into `expiresAt` at creation.
+ */
+const inputFields = {
+  name: { change: "replace", reported: "documented" },
+  roleId: { change: "replace", reported: "undocumented" },
+  expiresInDays: { change: "replace", reported: "never" },
+  metadata: { change: "replace", reported: "undocumented" },
+  enabled: { change: "inPlace", reported: "documented" },
+  rotation: { change: "inPlace", reported: "never" },
+} as const satisfies InputFields<ApiKeyInputs>;
+const diffSpec = diffSpecOf(inputFields);
+
+/** Whether the key is enabled: its `enabled` flag when the API sends one, else what its status says, if it says. */
+function enabledOf(apiKey: ApiApiKey): boolean | undefined {
+  if (apiKey.enabled !== undefined) return apiKey.enabled;
+  if (apiKey.status === "Suspended") return false;
+  return apiKey.status === "Active" || apiKey.status === "Expiring" ? true : undefined;
+}
 
 /**
  * The secret we hold no longer matches the key (rotated behind the stack's back, or lost when a create failed half
@@ -55,12 +71,17 @@ function keyUnknown(outs: Props): boolean {
 
 /** Outputs: the inputs as given, overlaid with what the API reports, and the secret we hold (never returned again). */
 function outputsOf(inputs: Props, apiKey: ApiApiKey, secret: unknown): Props {
-  return {
-    ...plainInputs(inputs),
+  const reported: Props = {
     name: apiKey.name,
-    roleId: apiKey.roleId ?? undefined,
-    metadata: apiKey.metadata ?? undefined,
-    enabled: apiKey.enabled,
+    // null: no role, no metadata (as the program leaving them out).
+    roleId: apiKey.roleId === null ? undefined : apiKey.roleId,
+    metadata: apiKey.metadata === null ? undefined : apiKey.metadata,
+  };
+  const enabled = enabledOf(apiKey);
+  // An expired key does not say whether it is suspended: the recorded value stays.
+  if (enabled !== undefined) reported.enabled = enabled;
+  return {
+    ...inputsAsReported(inputFields, plainInputs(inputs), reported),
     status: apiKey.status,
     start: apiKey.start,
     userId: apiKey.userId,
@@ -151,8 +172,12 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
   }
   const id = created.id;
   try {
-    let current: ApiApiKey = created;
-    if (!inputs.enabled) current = await api.setApiKeyStatus({ params: { keyId: id }, body: { enabled: false } });
+    let current: ApiApiKey | undefined = created;
+    if (!inputs.enabled) {
+      // The answer of the status change is not shown by the spec: the key is read again.
+      await api.setApiKeyStatus({ params: { keyId: id }, body: { enabled: false } });
+      current = (await find(api, id, inputs.name)) ?? { ...created, status: "Suspended", enabled: false };
+    }
     return { id, outs: outputsOf(inputs, current, created.key) };
   } catch (error) {
     // Recorded without its secret (an initialisation failure's properties are not secret outputs); the next update
@@ -183,7 +208,9 @@ export async function update(id: string, olds: Props, news: ApiKeyInputs): Promi
       current = rotated;
     }
     if (changed.includes("enabled")) {
-      current = await api.setApiKeyStatus({ params: { keyId: id }, body: { enabled: news.enabled } });
+      // The answer is not shown by the spec: the key is read again below.
+      await api.setApiKeyStatus({ params: { keyId: id }, body: { enabled: news.enabled } });
+      current = undefined;
     }
   } catch (error) {
     if (isNotFound(error)) {
@@ -235,6 +262,7 @@ function diff(olds: Props, news: Props): DiffResult {
 
 export const apiKey: ResourceKind = {
   name: "ApiKey",
+  inputs: { schema: ApiKeyInputs, fields: inputFields },
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
   settingsFor: sessionSettings,
   check: (_olds: Props, news: Props) => checkInputs(ApiKeyInputs, news),

@@ -5,6 +5,7 @@ import { ApiError, CloudClient, JobFailedError, JobTimeoutError, Pacer, type Cli
 import type { Job } from "../api";
 import { duration, stderrProgressLog, type ProgressLog } from "../client/progress";
 import { BatchedReader, type ListPage } from "../client/batched-reader";
+import type { InputField } from "./fields";
 
 /** The engine's placeholder for a value not known yet (during preview). */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -640,6 +641,11 @@ export function diffInputs(olds: Props, news: Props, spec: DiffSpec): DiffResult
  */
 export interface ResourceKind {
   readonly name: string;
+  /**
+   * The program's inputs: their schema, and how each one changes and what the API reports of it (fields.ts). Diff
+   * rules are derived from `fields`; every key of the schema is classified there.
+   */
+  readonly inputs: { readonly schema: z.ZodObject; readonly fields: Readonly<Record<string, InputField>> };
   /**
    * Inputs the SDK always stores as secrets. A check failure about one names it in its reason, not as its property:
    * the engine prints a failing property's value beside it, a secret's in clear.

@@ -14,12 +14,12 @@ import {
   settings,
   uuidInput,
   type CheckFailure,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   pollUntil,
   sleep,
 } from "./framework";
+import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
 const positiveInt = (what: string) =>
@@ -41,16 +41,25 @@ export const GpuVirtualMachineInputs = z.strictObject({
 });
 export type GpuVirtualMachineInputs = z.output<typeof GpuVirtualMachineInputs>;
 
-const inPlace = ["name", "teamId", "powerState"] as const;
-const diffSpec: DiffSpec = {
-  inPlace,
-  replaceOnChanges: ["datacenterId", "seriesId", "gpuCount", "imageName", "imageId"],
+/**
+ * How each input changes and what the API reports of it. The documented GPU VM detail has no image: `imageName` is
+ * read when the API sends it, `imageId` never.
+ */
+const inputFields = {
+  name: { change: "inPlace", reported: "documented" },
+  datacenterId: { change: "replace", reported: "documented" },
+  seriesId: { change: "replace", reported: "documented" },
+  gpuCount: { change: "replace", reported: "documented" },
   // Removing teamId from the program takes the GPU VM out of its resource group (PUT teamId: null).
-  clearable: ["teamId"],
-  // GPU VM names are not unique: a replacement is created before the old one is deleted.
-  // A GPU VM in status Error (its creation failed) cannot be repaired in place: the next `up` replaces it.
-  failed: (olds) => (olds.status === "Error" ? "status" : undefined),
-};
+  teamId: { change: "inPlace", reported: "documented", clearable: true },
+  powerState: { change: "inPlace", reported: "documented" },
+  imageName: { change: "replace", reported: "undocumented" },
+  imageId: { change: "replace", reported: "never" },
+} as const satisfies InputFields<GpuVirtualMachineInputs>;
+
+// GPU VM names are not unique: a replacement is created before the old one is deleted.
+// A GPU VM in status Error (its creation failed) cannot be repaired in place: the next `up` replaces it.
+const diffSpec = diffSpecOf(inputFields, { failed: (olds) => (olds.status === "Error" ? "status" : undefined) });
 
 /** Statuses during which the API refuses power operations and deletes until a job ends. */
 const transitional = new Set(["Creating", "Deleting"]);
@@ -72,8 +81,7 @@ function powerStateOf(status: string): "running" | "stopped" | undefined {
 
 /** Outputs: the inputs as given, overlaid with everything the API reports (and the SSH key, kept from creation). */
 function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
-  return {
-    ...plainInputs(inputs),
+  const reported: Props = {
     name: gpu.name,
     datacenterId: gpu.datacenter.id,
     seriesId: gpu.series.id,
@@ -81,6 +89,9 @@ function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
     teamId: gpu.teamId,
     imageName: gpu.imageName ?? undefined,
     powerState: powerStateOf(gpu.status),
+  };
+  return {
+    ...inputsAsReported(inputFields, plainInputs(inputs), reported),
     status: gpu.status,
     publicIp: gpu.publicIp,
     jupyterLabUrl: gpu.jupyterLabUrl,
@@ -192,10 +203,10 @@ async function converge(id: string, olds: Props, news: GpuVirtualMachineInputs):
   const body: Record<string, unknown> = {};
   if (changed.includes("name")) body.name = news.name;
   if (changed.includes("teamId")) body.teamId = news.teamId ?? null;
-  let gpu: GpuVm | undefined;
-  if (Object.keys(body).length > 0) gpu = await api.updateGpuVm({ params: { id }, body: body as never });
-  if (news.powerState === undefined) return gpu ?? getGpu(id);
-  gpu ??= await getGpu(id);
+  // The answer of the update is not shown by the spec: the GPU VM is read again.
+  if (Object.keys(body).length > 0) await api.updateGpuVm({ params: { id }, body: body as never });
+  const gpu = await getGpu(id);
+  if (news.powerState === undefined) return gpu;
   const wanted = news.powerState === "running" ? "Running" : "Stopped";
   if (gpu.status === wanted) return gpu;
   try {
@@ -314,6 +325,7 @@ export async function remove(id: string): Promise<void> {
 
 export const gpuVirtualMachine: ResourceKind = {
   name: "GpuVirtualMachine",
+  inputs: { schema: GpuVirtualMachineInputs, fields: inputFields },
   check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as GpuVirtualMachineInputs),

@@ -12,13 +12,13 @@ import {
   settings,
   uuidInput,
   type CheckFailure,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   pollUntil,
   sleep,
   createUnique,
 } from "./framework";
+import { diffSpecOf, type InputFields } from "./fields";
 
 const ipv4 = z.ipv4({ error: "must be an IPv4 address such as 10.0.0.10" });
 
@@ -40,27 +40,29 @@ export const NetworkInputs = z.strictObject({
 });
 export type NetworkInputs = z.output<typeof NetworkInputs>;
 
-const inPlace = [
-  "name",
-  "description",
-  "cidrBlock",
-  "dhcpServerEnabled",
-  "dhcpStartAddress",
-  "dhcpEndAddress",
-  "defaultRouteEnabled",
-  "defaultRoute",
-  "serveDNSServersEnabled",
-  "dnsServers",
-] as const;
-const diffSpec: DiffSpec = {
-  inPlace,
-  replaceOnChanges: ["datacenterId", "networkType", "snatEnabled"],
-  ignored: ["adopt"],
+/** How each input changes; the API reports every one of them back. */
+const inputFields = {
+  name: { change: "inPlace", reported: "documented" },
+  datacenterId: { change: "replace", reported: "documented" },
+  networkType: { change: "replace", reported: "documented" },
+  description: { change: "inPlace", reported: "documented" },
+  cidrBlock: { change: "inPlace", reported: "documented" },
+  snatEnabled: { change: "replace", reported: "documented" },
+  dhcpServerEnabled: { change: "inPlace", reported: "documented" },
+  dhcpStartAddress: { change: "inPlace", reported: "documented" },
+  dhcpEndAddress: { change: "inPlace", reported: "documented" },
+  defaultRouteEnabled: { change: "inPlace", reported: "documented" },
+  defaultRoute: { change: "inPlace", reported: "documented" },
+  serveDNSServersEnabled: { change: "inPlace", reported: "documented" },
+  dnsServers: { change: "inPlace", reported: "documented" },
+  adopt: { change: "ignored", reported: "never" },
+} as const satisfies InputFields<NetworkInputs>;
+const diffSpec = diffSpecOf(inputFields, {
   // Names are unique: a replacement keeping its name must delete the old network first.
   deleteBeforeReplace: (olds, news) => olds.name === news.name,
   // A network whose create job failed (status Error) cannot be repaired in place: the next `up` replaces it.
   failed: (olds) => (olds.status === "Error" ? "status" : undefined),
-};
+});
 
 function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): void {
   if (known.networkType === "custom" && known.snatEnabled === true) {
@@ -121,7 +123,10 @@ function outputsOf(inputs: Props, network: ApiNetwork): Props {
   };
 }
 
-const createKeys = ["name", "datacenterId", "networkType", "snatEnabled", ...inPlace.filter((k) => k !== "name")];
+/** Every input but `adopt` goes into the create request. */
+const createKeys = Object.keys(inputFields).filter(
+  (k) => inputFields[k as keyof typeof inputFields].change !== "ignored",
+);
 const pick = (source: Props, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
 
@@ -204,7 +209,7 @@ export async function update(id: string, olds: Props, news: NetworkInputs): Prom
   const api = client();
   const body = pick(
     news,
-    changedInputs(olds, news, diffSpec).filter((k) => inPlace.includes(k as never)),
+    changedInputs(olds, news, diffSpec).filter((k) => diffSpec.inPlace.includes(k)),
   );
   if (Object.keys(body).length > 0) {
     try {
@@ -257,6 +262,7 @@ export async function remove(id: string): Promise<void> {
 
 export const network: ResourceKind = {
   name: "Network",
+  inputs: { schema: NetworkInputs, fields: inputFields },
   check: (_olds: Props, news: Props) => checkInputs(NetworkInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as NetworkInputs),

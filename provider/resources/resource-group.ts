@@ -11,12 +11,12 @@ import {
   plainInputs,
   ResourceInitError,
   uuidInput,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   createUnique,
   retryOnConflict,
 } from "./framework";
+import { diffSpecOf, type InputFields } from "./fields";
 
 type TeamView = Team | z.output<typeof TeamDetail>;
 
@@ -40,14 +40,15 @@ export const ResourceGroupInputs = z.strictObject({
 });
 export type ResourceGroupInputs = z.output<typeof ResourceGroupInputs>;
 
-const inPlace = ["name", "parentTeamId", "members"] as const;
-const diffSpec: DiffSpec = {
-  inPlace,
-  replaceOnChanges: [],
+/** Every input changes in place and is reported back (members through the group's member pages). */
+const inputFields = {
+  name: { change: "inPlace", reported: "documented" },
   // Removing parentTeamId from the program makes the group top-level again; members left out are "no opinion".
-  clearable: ["parentTeamId"],
-  ignored: ["adopt"],
-};
+  parentTeamId: { change: "inPlace", reported: "documented", clearable: true },
+  members: { change: "inPlace", reported: "documented" },
+  adopt: { change: "ignored", reported: "never" },
+} as const satisfies InputFields<ResourceGroupInputs>;
+const diffSpec = diffSpecOf(inputFields);
 
 /** All members of a group (the detail pages them), as sorted user ids. */
 async function teamWithMembers(id: number): Promise<{ team: TeamView; members: string[] }> {
@@ -213,6 +214,7 @@ export async function remove(id: string): Promise<void> {
 
 export const resourceGroup: ResourceKind = {
   name: "ResourceGroup",
+  inputs: { schema: ResourceGroupInputs, fields: inputFields },
   check: (_olds: Props, news: Props) => checkInputs(ResourceGroupInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as ResourceGroupInputs),

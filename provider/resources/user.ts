@@ -13,12 +13,12 @@ import {
   ResourceInitError,
   uuidInput,
   type CheckFailure,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   createUnique,
   retryOnConflict,
 } from "./framework";
+import { diffSpecOf, type InputFields } from "./fields";
 import { sortedSet, teamIdInput } from "./resource-group";
 
 const personName = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
@@ -58,15 +58,23 @@ export const UserInputs = z.strictObject({
 });
 export type UserInputs = z.output<typeof UserInputs>;
 
-const inPlace = ["firstName", "lastName", "email", "roleNames", "teamIds"] as const;
-const diffSpec: DiffSpec = {
-  inPlace,
-  replaceOnChanges: ["action", "entityId"],
+/** How each input changes and what the API reports of it: a user reports its invite status, not how it was made. */
+const inputFields = {
+  email: { change: "inPlace", reported: "documented" },
+  action: { change: "replace", reported: "never" },
   // The password only counts when the user is registered: the API lets users change their own password only.
-  ignored: ["password", "adopt"],
+  password: { change: "ignored", reported: "never" },
+  firstName: { change: "inPlace", reported: "documented" },
+  lastName: { change: "inPlace", reported: "documented" },
+  roleNames: { change: "inPlace", reported: "documented" },
+  teamIds: { change: "inPlace", reported: "documented" },
+  entityId: { change: "replace", reported: "documented" },
+  adopt: { change: "ignored", reported: "never" },
+} as const satisfies InputFields<UserInputs>;
+const diffSpec = diffSpecOf(inputFields, {
   // Emails are unique among live users: a replacement keeping its email must delete the old user first.
   deleteBeforeReplace: (olds, news) => olds.email === news.email || containsUnknown(news.email),
-};
+});
 
 /** The rules that span properties. `given` are the raw inputs: a value unknown during preview counts as present. */
 function crossChecks(known: Partial<UserInputs>, failures: CheckFailure[], given: Props): void {
@@ -258,6 +266,7 @@ export async function remove(id: string, props: Props): Promise<void> {
 
 export const user: ResourceKind = {
   name: "User",
+  inputs: { schema: UserInputs, fields: inputFields },
   secretInputs: ["password"],
   check: (_olds: Props, news: Props) =>
     checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),

@@ -17,12 +17,12 @@ import {
   type CheckFailure,
   type CheckResult,
   type DiffResult,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   pollUntil,
   sleep,
 } from "./framework";
+import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
 const catalogId = (what: string) =>
@@ -64,17 +64,28 @@ interface Size {
   disk: number;
 }
 
-const inPlace = ["name", "teamId", "configurationId", "powerState"] as const;
-const replaceOnChanges = ["datacenterId", "imageId", "networkInterfaces", "allocatePublicIp", "sshKeyIds"] as const;
-const diffSpec: DiffSpec = {
-  inPlace,
-  replaceOnChanges,
+/**
+ * How each input changes and what the API reports of it. The documented VM detail names the image but not its id,
+ * nor the interfaces or SSH keys: those keep the program's value when the API does not send them. The public IP is
+ * documented on the VM list items.
+ */
+const inputFields = {
+  name: { change: "inPlace", reported: "documented" },
+  datacenterId: { change: "replace", reported: "documented" },
+  imageId: { change: "replace", reported: "undocumented" },
+  configurationId: { change: "inPlace", reported: "documented" },
   // `teamId` removed from the program takes the VM out of its resource group, as `null` does.
-  clearable: ["teamId"],
-  ignored: ["allowReplaceOnShrink", "configurationSize"],
-  // A VM whose creation failed (status Error) can only be replaced.
-  failed: (olds) => (olds.status === "Error" ? "status" : undefined),
-};
+  teamId: { change: "inPlace", reported: "documented", clearable: true },
+  powerState: { change: "inPlace", reported: "documented" },
+  allocatePublicIp: { change: "replace", reported: "documented" },
+  networkInterfaces: { change: "replace", reported: "undocumented" },
+  sshKeyIds: { change: "replace", reported: "undocumented" },
+  allowReplaceOnShrink: { change: "ignored", reported: "never" },
+  configurationSize: { change: "ignored", reported: "never" },
+} as const satisfies InputFields<VirtualMachineInputs>;
+
+// A VM whose creation failed (status Error) can only be replaced.
+const diffSpec = diffSpecOf(inputFields, { failed: (olds) => (olds.status === "Error" ? "status" : undefined) });
 
 /** Statuses during which a job works on the VM: other state-changing calls answer 409 until it ends. */
 const transitional = new Set(["Creating", "Resizing", "Rescuing", "Unrescuing", "Deleting"]);
@@ -245,33 +256,61 @@ function powerStateOf(status: string): "running" | "stopped" | null {
   return status === "Running" ? "running" : status === "Stopped" ? "stopped" : null;
 }
 
+/** A VM as the API reports it: its detail, and its addresses (documented on the list items, not on the detail). */
+interface ObservedVm {
+  detail: VmDetail;
+  /** Undefined when the API reported them nowhere (the VM left the list between two reads). */
+  addresses?: { privateIp: string | null; publicIp: string | null };
+}
+
+/**
+ * The VM's detail with its addresses: from the detail when the API sends them there (a field the spec does not
+ * document), else from the VM's list item (searched by name, matched by id).
+ */
+async function observe(detail: VmDetail): Promise<ObservedVm> {
+  const vm = detail.virtualMachine;
+  if (vm.primaryPublicIp !== undefined) {
+    return { detail, addresses: { privateIp: vm.primaryPrivateIp ?? null, publicIp: vm.primaryPublicIp } };
+  }
+  const query = { search: vm.name, "filter[datacenterId]": vm.datacenter.id };
+  for await (const item of client().listAll("listVms", query)) {
+    if (item.id === vm.id)
+      return { detail, addresses: { privateIp: item.primaryPrivateIp, publicIp: item.primaryPublicIp } };
+  }
+  return { detail };
+}
+
 /** Outputs: the inputs as given, overlaid with everything the API reports. */
-function outputsOf(inputs: Props, detail: VmDetail, sshPrivateKey: string | undefined): Props {
+function outputsOf(inputs: Props, { detail, addresses }: ObservedVm, sshPrivateKey: string | undefined): Props {
   const vm = detail.virtualMachine;
   knownSizes.set(vm.configurationId, sizeOfDetail(vm));
   const { configurationSize: _size, ...given } = plainInputs(inputs);
-  const publicIp = vm.primaryPublicIp ?? null;
-  return {
-    ...given,
+  const reported: Props = {
     name: vm.name,
     teamId: vm.teamId,
     datacenterId: vm.datacenter.id,
-    datacenterName: vm.datacenter.name,
-    imageId: vm.imageId ?? given.imageId,
-    imageName: vm.image,
+    imageId: vm.imageId,
     configurationId: vm.configurationId,
+    powerState: powerStateOf(detail.status),
+    networkInterfaces: vm.networkInterfaces,
+    sshKeyIds: vm.sshKeyIds,
+  };
+  if (addresses) reported.allocatePublicIp = addresses.publicIp !== null;
+  const declared = inputsAsReported(inputFields, given, reported);
+  return {
+    ...declared,
+    datacenterName: vm.datacenter.name,
+    imageName: vm.image,
     configurationName: vm.configuration,
     configurationCategoryCode: vm.configurationCategoryCode,
     cpu: vm.cpu,
     ram: vm.ram,
     disk: vm.disk,
     status: detail.status,
-    powerState: powerStateOf(detail.status),
-    networkInterfaces: vm.networkInterfaces ?? given.networkInterfaces ?? [],
-    privateIp: vm.primaryPrivateIp ?? null,
-    publicIp,
-    allocatePublicIp: publicIp !== null,
-    sshKeyIds: vm.sshKeyIds ?? given.sshKeyIds ?? [],
+    networkInterfaces: declared.networkInterfaces ?? [],
+    privateIp: addresses?.privateIp ?? null,
+    publicIp: addresses?.publicIp ?? null,
+    sshKeyIds: declared.sshKeyIds ?? [],
     sshPrivateKey,
     createdAt: vm.createdAt,
     updatedAt: vm.updatedAt,
@@ -345,8 +384,10 @@ async function candidates(inputs: VirtualMachineInputs, at: number, windowMs: nu
 
 /** Records the VM that exists but did not become ready (its key is left out: read fetches it later). */
 async function failedCreate(inputs: VirtualMachineInputs, id: string, message: string): Promise<never> {
-  const detail = await getVm(id).catch(() => undefined);
-  throw new ResourceInitError(message, id, detail ? outputsOf(inputs, detail, undefined) : plainInputs(inputs));
+  const observed = await getVm(id)
+    .then(observe)
+    .catch(() => undefined);
+  throw new ResourceInitError(message, id, observed ? outputsOf(inputs, observed, undefined) : plainInputs(inputs));
 }
 
 /** Brings a freshly created VM to the declared power state and reads its outputs; failures keep its id. */
@@ -360,7 +401,7 @@ async function finishCreate(inputs: VirtualMachineInputs, id: string): Promise<{
       await client().stopVm({ params: { id } });
       detail = await getVm(id);
     }
-    return { id, outs: outputsOf(inputs, detail, await privateKeyOf(id)) };
+    return { id, outs: outputsOf(inputs, await observe(detail), await privateKeyOf(id)) };
   } catch (error) {
     if (error instanceof ResourceInitError) throw error;
     return failedCreate(inputs, id, `VM "${inputs.name}" was created but not finished: ${(error as Error).message}`);
@@ -416,7 +457,7 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
   try {
     const detail = await getVm(id);
     const key = typeof props.sshPrivateKey === "string" ? props.sshPrivateKey : await privateKeyOf(id);
-    return { id, props: outputsOf(props, detail, key) };
+    return { id, props: outputsOf(props, await observe(detail), key) };
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;
@@ -492,7 +533,7 @@ export async function update(id: string, olds: Props, news: VirtualMachineInputs
       `VM "${detail.virtualMachine.name}" (${id}) is in status Error (its creation failed); the next \`pulumi up\` ` +
         "replaces it",
       id,
-      outputsOf(news, detail, key),
+      outputsOf(news, await observe(detail), key),
     );
   }
   if (news.configurationId !== detail.virtualMachine.configurationId) {
@@ -503,12 +544,16 @@ export async function update(id: string, olds: Props, news: VirtualMachineInputs
   if (news.name !== detail.virtualMachine.name) body.name = news.name;
   const teamId = news.teamId ?? null;
   if (teamId !== detail.virtualMachine.teamId) body.teamId = teamId;
-  if (Object.keys(body).length > 0) detail = await client().updateVm({ params: { id }, body });
+  if (Object.keys(body).length > 0) {
+    // The answer of the update is not shown by the spec: the VM is read again.
+    await client().updateVm({ params: { id }, body });
+    detail = await getVm(id);
+  }
   if (news.powerState) {
     await setPower(detail, news.powerState);
     detail = await getVm(id);
   }
-  return outputsOf(news, detail, key ?? (await privateKeyOf(id)));
+  return outputsOf(news, await observe(detail), key ?? (await privateKeyOf(id)));
 }
 
 // ---------------------------------------------------------------- delete
@@ -540,6 +585,7 @@ export async function remove(id: string): Promise<void> {
 
 export const virtualMachine: ResourceKind = {
   name: "VirtualMachine",
+  inputs: { schema: VirtualMachineInputs, fields: inputFields },
   check: (olds: Props, news: Props) => check(olds, news),
   diff: (id: string, olds: Props, news: Props) => diff(id, olds, news),
   create: (inputs: Props) => create(inputs as VirtualMachineInputs),

@@ -10,11 +10,11 @@ import {
   isNotFound,
   settings,
   uuidInput,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   sleep,
 } from "./framework";
+import { diffSpecOf, type InputFields } from "./fields";
 import { settledVolume } from "./volume";
 
 export const VolumeAttachmentInputs = z.strictObject({
@@ -23,12 +23,15 @@ export const VolumeAttachmentInputs = z.strictObject({
 });
 export type VolumeAttachmentInputs = z.output<typeof VolumeAttachmentInputs>;
 
-const diffSpec: DiffSpec = {
-  inPlace: [],
-  replaceOnChanges: ["volumeId", "virtualMachineId"],
+/** Both inputs replace the attachment; the volume reports the VM it is attached to. */
+const inputFields = {
+  volumeId: { change: "replace", reported: "documented" },
+  virtualMachineId: { change: "replace", reported: "documented" },
+} as const satisfies InputFields<VolumeAttachmentInputs>;
+const diffSpec = diffSpecOf(inputFields, {
   // A volume is attached to one VM at a time: moving it to another VM must detach it first.
   deleteBeforeReplace: (olds, news) => olds.volumeId === news.volumeId,
-};
+});
 
 /** The id of an attachment: `<volumeId>:<virtualMachineId>` (the API has no attachment object of its own). */
 export const attachmentId = (volumeId: string, virtualMachineId: string) => `${volumeId}:${virtualMachineId}`;
@@ -157,6 +160,7 @@ export async function remove(id: string): Promise<void> {
 
 export const volumeAttachment: ResourceKind = {
   name: "VolumeAttachment",
+  inputs: { schema: VolumeAttachmentInputs, fields: inputFields },
   check: (_olds: Props, news: Props) => checkInputs(VolumeAttachmentInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as VolumeAttachmentInputs),

@@ -17,13 +17,13 @@ import {
   settings,
   uuidInput,
   type CheckFailure,
-  type DiffSpec,
   type Props,
   type ResourceKind,
   pollUntil,
   sleep,
   createUnique,
 } from "./framework";
+import { diffSpecOf, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
 const positiveInt = (what: string) =>
@@ -44,17 +44,24 @@ export const VolumeInputs = z.strictObject({
 });
 export type VolumeInputs = z.output<typeof VolumeInputs>;
 
-const diffSpec: DiffSpec = {
-  // volumeSizeId, when given, agrees with sizeGb (checked): the two change together.
-  inPlace: ["sizeGb", "volumeSizeId"],
+/** How each input changes; the API reports every one of them back. */
+const inputFields = {
+  name: { change: "replace", reported: "documented" },
+  datacenterId: { change: "replace", reported: "documented" },
   // The API has no volume update route: everything but the size is fixed at creation, teamId included.
-  replaceOnChanges: ["name", "datacenterId", "volumeTypeId", "teamId"],
-  ignored: ["adopt"],
+  volumeTypeId: { change: "replace", reported: "documented" },
+  // volumeSizeId, when given, agrees with sizeGb (checked): the two change together.
+  sizeGb: { change: "inPlace", reported: "documented" },
+  volumeSizeId: { change: "inPlace", reported: "documented" },
+  teamId: { change: "replace", reported: "documented" },
+  adopt: { change: "ignored", reported: "never" },
+} as const satisfies InputFields<VolumeInputs>;
+const diffSpec = diffSpecOf(inputFields, {
   // Names are unique: a replacement keeping its name must delete the old volume first.
   deleteBeforeReplace: (olds, news) => olds.name === news.name,
   // A volume whose creation failed (status Error) cannot be repaired in place: the next `up` replaces it.
   failed: (olds) => (olds.failed === true ? "failed" : undefined),
-};
+});
 
 /** Statuses that a running job will end; anything acting on the volume waits them out. */
 const transitional = new Set(["Creating", "Attaching", "Detaching", "Resizing"]);
@@ -376,6 +383,7 @@ async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
 
 export const volume: ResourceKind = {
   name: "Volume",
+  inputs: { schema: VolumeInputs, fields: inputFields },
   check: (olds: Props, news: Props) => check(olds, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as VolumeInputs),

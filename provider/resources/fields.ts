@@ -1,0 +1,62 @@
+import type { DiffSpec, Props } from "./framework";
+
+/**
+ * How a change of an input reaches the resource: `inPlace` (an update), `replace` (a new resource), `ignored` (an
+ * input that only steers the provider, e.g. `adopt`: never a change).
+ */
+export type Change = "inPlace" | "replace" | "ignored";
+
+/**
+ * What the API, as the spec documents it, reports back of an input:
+ * - `documented`: a documented answer carries it: read back, compared with the program, drift shows;
+ * - `undocumented`: only a field the spec does not document carries it: read when the API sends it, else the program's
+ *   value is kept;
+ * - `never`: no answer carries it: the program's value is kept.
+ * An input that is not `documented` keeps the program's value wherever the API is silent, so the API's silence causes
+ * neither drift nor a replacement (a change in the program still does).
+ */
+export type Reported = "documented" | "undocumented" | "never";
+
+export interface InputField {
+  readonly change: Change;
+  readonly reported: Reported;
+  /** Removing the input from the program clears the value (others keep what the API has). */
+  readonly clearable?: boolean;
+}
+
+/** Every input of a kind, classified. An input left out (or one that is not an input) is a compile error. */
+export type InputFields<I> = { readonly [K in keyof I]-?: InputField };
+
+/** The diff rules of a kind's inputs: which change in place, which replace, which are ignored or clearable. */
+export function diffSpecOf(
+  fields: Readonly<Record<string, InputField>>,
+  rules: Pick<DiffSpec, "deleteBeforeReplace" | "failed"> = {},
+): DiffSpec {
+  const named = (test: (field: InputField) => boolean) =>
+    Object.entries(fields)
+      .filter(([, field]) => test(field))
+      .map(([name]) => name);
+  return {
+    inPlace: named((f) => f.change === "inPlace"),
+    replaceOnChanges: named((f) => f.change === "replace"),
+    ignored: named((f) => f.change === "ignored"),
+    clearable: named((f) => f.clearable === true),
+    ...rules,
+  };
+}
+
+/**
+ * The inputs' values as the outputs record them: `given` (the program's inputs, or the previous outputs on a read)
+ * overlaid with `reported` (what the API answered for each input). An input the API did not report (`never`, or
+ * `undocumented` and absent from the answer) keeps its given value.
+ */
+export function inputsAsReported(fields: Readonly<Record<string, InputField>>, given: Props, reported: Props): Props {
+  const out: Props = { ...given };
+  for (const [name, field] of Object.entries(fields)) {
+    if (!(name in reported) || field.reported === "never") continue;
+    const value = reported[name];
+    if (field.reported === "undocumented" && value === undefined) continue;
+    out[name] = value;
+  }
+  return out;
+}

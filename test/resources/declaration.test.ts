@@ -1,0 +1,128 @@
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type * as sdk from "../../sdk";
+import { kinds } from "../../provider/resources";
+import { diffSpecOf, inputsAsReported, type InputFields } from "../../provider/resources/fields";
+import type { ApiKeyInputs } from "../../provider/resources/api-key";
+import type { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
+import type { NetworkInputs } from "../../provider/resources/network";
+import type { ResourceGroupInputs } from "../../provider/resources/resource-group";
+import type { UserInputs } from "../../provider/resources/user";
+import type { VirtualMachineInputs } from "../../provider/resources/virtual-machine";
+import type { VolumeAttachmentInputs } from "../../provider/resources/volume-attachment";
+import type { VolumeInputs } from "../../provider/resources/volume";
+
+const sample: Record<string, unknown> = { string: "a", number: 1, boolean: true };
+
+/** A value of the same type as `value` that differs from it. */
+function other(value: unknown): unknown {
+  if (typeof value === "string") return `${value}-changed`;
+  if (typeof value === "number") return value + 1;
+  if (typeof value === "boolean") return !value;
+  if (Array.isArray(value)) return [...value, sample.string];
+  return { changed: true };
+}
+
+describe.each(Object.entries(kinds))("the declaration of %s", (_name, kind) => {
+  const { schema, fields } = kind.inputs;
+  const inputNames = Object.keys(schema.shape);
+
+  it("classifies every input of its schema", () => {
+    const unclassified = inputNames.filter((name) => !(name in fields));
+    expect(unclassified).toEqual([]);
+  });
+
+  it("classifies nothing but inputs, except values only the provider sets (ignored)", () => {
+    const strays = Object.entries(fields).filter(
+      ([name, field]) => !inputNames.includes(name) && field.change !== "ignored",
+    );
+    expect(strays.map(([name]) => name)).toEqual([]);
+  });
+
+  it("diffs each input as classified: replace, in place, or not at all", () => {
+    const olds: Record<string, unknown> = Object.fromEntries(inputNames.map((name) => [name, `old-${name}`]));
+    for (const [name, field] of Object.entries(fields)) {
+      if (!inputNames.includes(name)) continue;
+      const result = kind.diff("id", olds, { ...olds, [name]: other(olds[name]) });
+      const expected = {
+        replace: { changes: true, replaced: true },
+        inPlace: { changes: true, replaced: false },
+        ignored: { changes: false, replaced: false },
+      }[field.change];
+      expect({ name, changes: result.changes, replaced: result.replaces.includes(name) }).toEqual({
+        name,
+        ...expected,
+      });
+    }
+  });
+});
+
+describe("inputs the API does not report back", () => {
+  const fields = {
+    shown: { change: "inPlace", reported: "documented" },
+    extra: { change: "replace", reported: "undocumented" },
+    hidden: { change: "replace", reported: "never" },
+  } as const;
+
+  it("keep the program's value when the API is silent, and take the API's when it speaks", () => {
+    const given = { shown: "program", extra: "program", hidden: "program" };
+    expect(inputsAsReported(fields, given, { shown: "api", extra: undefined, hidden: "api" })).toEqual({
+      shown: "api",
+      extra: "program",
+      hidden: "program",
+    });
+    expect(inputsAsReported(fields, given, { shown: "api", extra: "api" })).toEqual({
+      shown: "api",
+      extra: "api",
+      hidden: "program",
+    });
+  });
+
+  it("derive the diff rules from the classification", () => {
+    const spec = diffSpecOf({ ...fields, steer: { change: "ignored", reported: "never", clearable: false } });
+    expect(spec).toMatchObject({
+      inPlace: ["shown"],
+      replaceOnChanges: ["extra", "hidden"],
+      ignored: ["steer"],
+      clearable: [],
+    });
+  });
+});
+
+describe("the declaration's types", () => {
+  it("refuse a kind's input left unclassified, or a name that is not an input", () => {
+    // @ts-expect-error: `adopt` is an input of Volume and is not classified.
+    const missing: InputFields<VolumeInputs> = {
+      name: { change: "replace", reported: "documented" },
+      datacenterId: { change: "replace", reported: "documented" },
+      volumeTypeId: { change: "replace", reported: "documented" },
+      sizeGb: { change: "inPlace", reported: "documented" },
+      volumeSizeId: { change: "inPlace", reported: "documented" },
+      teamId: { change: "replace", reported: "documented" },
+    };
+    const stray = {
+      name: { change: "replace", reported: "documented" },
+      roleId: { change: "replace", reported: "undocumented" },
+      expiresInDays: { change: "replace", reported: "never" },
+      metadata: { change: "replace", reported: "undocumented" },
+      enabled: { change: "inPlace", reported: "documented" },
+      rotation: { change: "inPlace", reported: "never" },
+      // @ts-expect-error: `userId` is an output of ApiKey, not an input.
+      userId: { change: "inPlace", reported: "documented" },
+    } satisfies InputFields<ApiKeyInputs>;
+    expect([missing, stray]).toHaveLength(2);
+  });
+
+  it("make each dynamic SDK class take exactly the inputs its kind declares", () => {
+    // The program's inputs: every input the kind classifies, less those only the provider sets.
+    type Declared<I> = Exclude<keyof I, "configurationSize">;
+    type Args<T> = T extends unknown ? keyof T : never;
+    expectTypeOf<keyof sdk.NetworkArgs>().toEqualTypeOf<Declared<NetworkInputs>>();
+    expectTypeOf<keyof sdk.VirtualMachineArgs>().toEqualTypeOf<Declared<VirtualMachineInputs>>();
+    expectTypeOf<Args<sdk.GpuVirtualMachineArgs>>().toEqualTypeOf<Declared<GpuVirtualMachineInputs>>();
+    expectTypeOf<keyof sdk.VolumeArgs>().toEqualTypeOf<Declared<VolumeInputs>>();
+    expectTypeOf<keyof sdk.VolumeAttachmentArgs>().toEqualTypeOf<Declared<VolumeAttachmentInputs>>();
+    expectTypeOf<keyof sdk.ResourceGroupArgs>().toEqualTypeOf<Declared<ResourceGroupInputs>>();
+    expectTypeOf<keyof sdk.UserArgs>().toEqualTypeOf<Declared<UserInputs>>();
+    expectTypeOf<keyof sdk.ApiKeyArgs>().toEqualTypeOf<Declared<ApiKeyInputs>>();
+  });
+});
