@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the pinned Pulumi CLI (the version of github.com/pulumi/pulumi/pkg/v3 in go.mod), this repository's language
-# host (cli/language-host) and the plugin launchers into a cache outside the repository, once per version; prints as its last line the directory that holds `pulumi`:
+# host (cli/language-host), Pulumi's YAML language host (cli/yaml) and the plugin launchers into a cache outside the
+# repository, once per version; prints as its last line the directory that holds `pulumi`:
 #   PATH="$(npm run --silent cli | tail -1):$PATH"
 # The cache is $CLOUDINFRA_CLI_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/cloudinfra/pulumi-cli; nothing is committed.
 set -euo pipefail
@@ -50,6 +51,23 @@ if [ "$(cat "$dir/.language-host" 2>/dev/null)" != "$source_digest" ] || [ ! -x 
   ln -sf pulumi-language-nodejs "$dir/pulumi-language-go"
   echo "$source_digest" > "$dir/.language-host"
   echo "language host: built in $(( $(date +%s) - started )) s" >&2
+fi
+
+# Pulumi's YAML language host, pinned by cli/yaml/go.mod (a module of its own: pulumi-yaml does not compile against
+# the CLI's pkg/v3), built when missing or when the pin changes. Its version ldflag is the one Pulumi's releases set.
+yaml_version=$(awk '$1 == "require" && $2 == "github.com/pulumi/pulumi-yaml" { print $3 }' "$here/yaml/go.mod")
+[ -n "$yaml_version" ] || { echo "cli/build.sh: no github.com/pulumi/pulumi-yaml requirement in $here/yaml/go.mod" >&2; exit 1; }
+yaml_digest=$(cat "$here/yaml/go.mod" "$here/yaml/go.sum" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$dir/.language-yaml" 2>/dev/null)" != "$yaml_digest" ] || [ ! -x "$dir/pulumi-language-yaml" ]; then
+  need_go
+  echo "pulumi-language-yaml $yaml_version: building from Go modules..." >&2
+  started=$(date +%s)
+  (cd "$here/yaml" && GOTOOLCHAIN=local GOFLAGS=-mod=readonly CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-X github.com/pulumi/pulumi-yaml/pkg/version.Version=$yaml_version" \
+    -o "$dir/pulumi-language-yaml.partial" github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml)
+  mv "$dir/pulumi-language-yaml.partial" "$dir/pulumi-language-yaml"
+  echo "$yaml_digest" > "$dir/.language-yaml"
+  echo "pulumi-language-yaml $yaml_version: built in $(( $(date +%s) - started )) s" >&2
 fi
 
 # The dynamic-provider plugin: Pulumi ships it as a shell script next to the CLI, written anew each time (a few lines).
