@@ -30,11 +30,14 @@ export interface JobEffect {
   /** Applied when the job fails (injected failure, stall, or a throwing `complete`). */
   fail?(ctx: EmulatorContext, job: JobRec): void;
 }
-const effects = new Map<string, JobEffect>();
+/** The effect of each operation, per emulator (its context): every emulator of a process has its own. */
+const effectsByContext = new WeakMap<EmulatorContext, Map<string, JobEffect>>();
 
-/** Each resource module declares what its operations do to the state when their jobs end. */
-export function registerJobEffect(operation: string, effect: JobEffect): void {
-  effects.set(operation, effect);
+/** A route group declares, when it is registered, what its operations do to the state when their jobs end. */
+export function registerJobEffects(ctx: EmulatorContext, effects: Record<string, JobEffect>): void {
+  let registered = effectsByContext.get(ctx);
+  if (!registered) effectsByContext.set(ctx, (registered = new Map()));
+  for (const [operation, effect] of Object.entries(effects)) registered.set(operation, effect);
 }
 
 export function durationOf(ctx: EmulatorContext, operation: string): number {
@@ -78,7 +81,7 @@ export function startJob(ctx: EmulatorContext, input: StartJob): JobRec {
 }
 
 function finish(ctx: EmulatorContext, job: JobRec, at: number, error: string | null): void {
-  const effect = effects.get(job.operation);
+  const effect = effectsByContext.get(ctx)?.get(job.operation);
   if (error === null) {
     try {
       effect?.complete(ctx, job);

@@ -9,7 +9,7 @@ import { API_PREFIX, identify } from "./http";
 import { advanceJobs } from "./jobs";
 import { installOperator } from "./operator";
 import { loadStateFile, startPersistence } from "./persistence";
-import { routeModules } from "./routes";
+import { registerRouteGroups } from "./routes";
 import type { Bootstrap } from "./state";
 
 const defaults = {
@@ -119,7 +119,7 @@ export async function buildEmulator(options: EmulatorOptions = {}): Promise<Buil
       .send({ success: false, error: "NOT_FOUND", message: `No route ${req.method} ${req.url.split("?")[0]}` }),
   );
 
-  for (const register of routeModules) register(app, ctx);
+  await registerRouteGroups(app, ctx);
 
   if (opts.stateFile) {
     const persistence = startPersistence(ctx, opts.stateFile);

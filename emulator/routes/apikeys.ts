@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import { type ApiKey, type ApiKeyWithSecret, type ApiKeyStatus, type RoleName, routes } from "../../provider/api";
+import type { ApiKey, ApiKeyWithSecret, ApiKeyStatus, RoleName } from "../../provider/api";
 import type { Caller, EmulatorContext } from "../context";
 import { forbidden, notFound } from "../errors";
-import { defineRoute, Envelope, hashSecret, iso, iso0, owned, paginate, rolePermissions } from "../http";
+import { Envelope, hashSecret, iso, iso0, owned, paginate, rolePermissions } from "../http";
 import { keyStart, newApiKeySecret } from "../secrets";
 import type { ApiKeyRec } from "../state";
 import { recordAudit } from "./auth";
+import { defineRoutes, type RouteGroupOptions, type RouteHandlers } from "./group";
 
 const DAY_MS = 24 * 3600_000;
 const DEFAULT_EXPIRY_DAYS = 90;
@@ -55,7 +56,7 @@ function canGrant(caller: Caller, role: RoleName): boolean {
   return rolePermissions[role].every((p) => caller.permissions.has(p));
 }
 
-export function registerApiKeyRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+function apiKeyHandlers(ctx: EmulatorContext): RouteHandlers {
   /**
    * A key of the caller's active entity that the caller may act on: any with api-keys:manage, otherwise only
    * their own. Keys the caller may not see are 404, as they are absent from the caller's list.
@@ -70,107 +71,121 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: EmulatorContext)
     delete ctx.state.apiKeys[key.id];
   }
 
-  defineRoute(app, ctx, "createApiKey", routes.createApiKey, ({ body, caller, req }) => {
-    if (body.roleId !== undefined && !canGrant(caller, body.roleId)) {
-      throw forbidden(`A key cannot exceed its creator: you do not hold every permission of the role ${body.roleId}`);
-    }
-    const now = ctx.now();
-    const secret = newApiKeySecret();
-    const key: ApiKeyRec = {
-      id: randomUUID(),
-      userId: caller.user.id,
-      entityId: caller.user.entityId,
-      name: body.name,
-      secretHash: hashSecret(secret),
-      start: keyStart(secret),
-      roleId: body.roleId ?? null,
-      metadata: body.metadata ?? null,
-      enabled: true,
-      expiresAt: now + (body.expiresInDays ?? DEFAULT_EXPIRY_DAYS) * DAY_MS,
-      createdAt: now,
-      lastUsedAt: null,
-      rateLimit: null,
-    };
-    ctx.state.apiKeys[key.id] = key;
-    recordAudit(ctx, req, "api-key.created", caller.user, true, `key ${key.id} (${key.start}...)`);
-    return withSecret(key, now, secret);
-  });
+  return {
+    createApiKey({ body, caller, req }) {
+      if (body.roleId !== undefined && !canGrant(caller, body.roleId)) {
+        throw forbidden(`A key cannot exceed its creator: you do not hold every permission of the role ${body.roleId}`);
+      }
+      const now = ctx.now();
+      const secret = newApiKeySecret();
+      const key: ApiKeyRec = {
+        id: randomUUID(),
+        userId: caller.user.id,
+        entityId: caller.user.entityId,
+        name: body.name,
+        secretHash: hashSecret(secret),
+        start: keyStart(secret),
+        roleId: body.roleId ?? null,
+        metadata: body.metadata ?? null,
+        enabled: true,
+        expiresAt: now + (body.expiresInDays ?? DEFAULT_EXPIRY_DAYS) * DAY_MS,
+        createdAt: now,
+        lastUsedAt: null,
+        rateLimit: null,
+      };
+      ctx.state.apiKeys[key.id] = key;
+      recordAudit(ctx, req, "api-key.created", caller.user, true, `key ${key.id} (${key.start}...)`);
+      return withSecret(key, now, secret);
+    },
 
-  defineRoute(app, ctx, "deleteOwnApiKey", routes.deleteOwnApiKey, ({ params, caller, req }) => {
-    const key = ctx.state.apiKeys[params.keyId];
-    if (!key || key.userId !== caller.user.id) throw notFound("API key", params.keyId);
-    removeKey(key);
-    recordAudit(ctx, req, "api-key.deleted", caller.user, true, `own key ${key.id}`);
-    return { affected: 1 };
-  });
+    deleteOwnApiKey({ params, caller, req }) {
+      const key = ctx.state.apiKeys[params.keyId];
+      if (!key || key.userId !== caller.user.id) throw notFound("API key", params.keyId);
+      removeKey(key);
+      recordAudit(ctx, req, "api-key.deleted", caller.user, true, `own key ${key.id}`);
+      return { affected: 1 };
+    },
 
-  defineRoute(app, ctx, "listApiKeys", routes.listApiKeys, ({ query, caller }) => {
-    const now = ctx.now();
-    const seesAll = caller.permissions.has("api-keys:manage");
-    const keys = Object.values(ctx.state.apiKeys).filter((k) => {
-      const owner = ctx.state.users[k.userId];
-      // Keys of deleted users no longer authenticate and are left out.
-      if (!owner || owner.deletedAt !== null) return false;
-      return k.entityId === caller.entityId && (seesAll || k.userId === caller.user.id);
-    });
-    const page = paginate(keys, query, {
-      sortFields: { name: (k) => k.name.toLowerCase(), createdAt: (k) => k.createdAt, expiresAt: (k) => k.expiresAt },
-      defaultSort: "createdAt:desc",
-      searchFields: [(k) => k.name],
-    });
-    return new Envelope(
-      (page.data as ApiKeyRec[]).map((k) => apiKeyView(k, now)),
-      page.meta,
-    );
-  });
+    listApiKeys({ query, caller }) {
+      const now = ctx.now();
+      const seesAll = caller.permissions.has("api-keys:manage");
+      const keys = Object.values(ctx.state.apiKeys).filter((k) => {
+        const owner = ctx.state.users[k.userId];
+        // Keys of deleted users no longer authenticate and are left out.
+        if (!owner || owner.deletedAt !== null) return false;
+        return k.entityId === caller.entityId && (seesAll || k.userId === caller.user.id);
+      });
+      const page = paginate(keys, query, {
+        sortFields: { name: (k) => k.name.toLowerCase(), createdAt: (k) => k.createdAt, expiresAt: (k) => k.expiresAt },
+        defaultSort: "createdAt:desc",
+        searchFields: [(k) => k.name],
+      });
+      return new Envelope(
+        (page.data as ApiKeyRec[]).map((k) => apiKeyView(k, now)),
+        page.meta,
+      );
+    },
 
-  defineRoute(app, ctx, "deleteApiKey", routes.deleteApiKey, ({ params, caller, req }) => {
-    const key = owned(ctx.state.apiKeys, params.keyId, caller, "API key");
-    removeKey(key);
-    recordAudit(ctx, req, "api-key.deleted", caller.user, true, `key ${key.id} of user ${key.userId}`);
-    return { affected: 1 };
-  });
+    deleteApiKey({ params, caller, req }) {
+      const key = owned(ctx.state.apiKeys, params.keyId, caller, "API key");
+      removeKey(key);
+      recordAudit(ctx, req, "api-key.deleted", caller.user, true, `key ${key.id} of user ${key.userId}`);
+      return { affected: 1 };
+    },
 
-  defineRoute(app, ctx, "rotateApiKey", routes.rotateApiKey, ({ params, caller, req }) => {
-    const key = manageableKey(caller, params.keyId);
-    const secret = newApiKeySecret();
-    key.secretHash = hashSecret(secret);
-    key.start = keyStart(secret);
-    recordAudit(ctx, req, "api-key.rotated", caller.user, true, `key ${key.id} (${key.start}...)`);
-    return withSecret(key, ctx.now(), secret);
-  });
+    rotateApiKey({ params, caller, req }) {
+      const key = manageableKey(caller, params.keyId);
+      const secret = newApiKeySecret();
+      key.secretHash = hashSecret(secret);
+      key.start = keyStart(secret);
+      recordAudit(ctx, req, "api-key.rotated", caller.user, true, `key ${key.id} (${key.start}...)`);
+      return withSecret(key, ctx.now(), secret);
+    },
 
-  defineRoute(app, ctx, "setApiKeyStatus", routes.setApiKeyStatus, ({ params, body, caller, req }) => {
-    const key = manageableKey(caller, params.keyId);
-    if (key.enabled !== body.enabled) {
-      key.enabled = body.enabled;
-      recordAudit(ctx, req, body.enabled ? "api-key.resumed" : "api-key.suspended", caller.user, true, `key ${key.id}`);
-    }
-    return apiKeyView(key, ctx.now());
-  });
+    setApiKeyStatus({ params, body, caller, req }) {
+      const key = manageableKey(caller, params.keyId);
+      if (key.enabled !== body.enabled) {
+        key.enabled = body.enabled;
+        recordAudit(
+          ctx,
+          req,
+          body.enabled ? "api-key.resumed" : "api-key.suspended",
+          caller.user,
+          true,
+          `key ${key.id}`,
+        );
+      }
+      return apiKeyView(key, ctx.now());
+    },
 
-  defineRoute(app, ctx, "setApiKeyRateLimit", routes.setApiKeyRateLimit, ({ params, body, caller, req }) => {
-    if (!caller.user.platformAdmin) throw forbidden("Only platform administrators may override a key's rate limit");
-    const key = owned(ctx.state.apiKeys, params.keyId, caller, "API key");
-    key.rateLimit = { requestsPerWindow: body.requestsPerWindow, windowSeconds: body.windowSeconds };
-    recordAudit(
-      ctx,
-      req,
-      "api-key.rate-limit-set",
-      caller.user,
-      true,
-      `key ${key.id}: ${body.requestsPerWindow} per ${body.windowSeconds} s`,
-    );
-    return apiKeyView(key, ctx.now());
-  });
+    setApiKeyRateLimit({ params, body, caller, req }) {
+      if (!caller.user.platformAdmin) throw forbidden("Only platform administrators may override a key's rate limit");
+      const key = owned(ctx.state.apiKeys, params.keyId, caller, "API key");
+      key.rateLimit = { requestsPerWindow: body.requestsPerWindow, windowSeconds: body.windowSeconds };
+      recordAudit(
+        ctx,
+        req,
+        "api-key.rate-limit-set",
+        caller.user,
+        true,
+        `key ${key.id}: ${body.requestsPerWindow} per ${body.windowSeconds} s`,
+      );
+      return apiKeyView(key, ctx.now());
+    },
 
-  defineRoute(app, ctx, "apiKeyRoleOptions", routes.apiKeyRoleOptions, ({ caller }) =>
-    (Object.keys(rolePermissions) as RoleName[])
-      .filter((role) => canGrant(caller, role))
-      .map((role) => ({ id: role, name: role, description: roleDescriptions[role] })),
-  );
+    apiKeyRoleOptions({ caller }) {
+      return (Object.keys(rolePermissions) as RoleName[])
+        .filter((role) => canGrant(caller, role))
+        .map((role) => ({ id: role, name: role, description: roleDescriptions[role] }));
+    },
 
-  defineRoute(app, ctx, "apiKeyExpirationOptions", routes.apiKeyExpirationOptions, () =>
-    EXPIRATION_CHOICES.map((days) => ({ days, label: days === 365 ? "1 year" : `${days} days` })),
-  );
+    apiKeyExpirationOptions() {
+      return EXPIRATION_CHOICES.map((days) => ({ days, label: days === 365 ? "1 year" : `${days} days` }));
+    },
+  };
+}
+
+/** API keys: own and managed keys, rotation, suspension, role and expiry options. */
+export async function apiKeyRoutes(app: FastifyInstance, { ctx }: RouteGroupOptions): Promise<void> {
+  defineRoutes(app, ctx, apiKeyHandlers(ctx));
 }

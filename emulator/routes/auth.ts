@@ -1,10 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendAsyncHookHandler } from "fastify";
 import type { z } from "zod";
-import { passwordProblems, routes, type SignInResult } from "../../provider/api";
+import { passwordProblems, type SignInResult } from "../../provider/api";
 import type { EmulatorContext } from "../context";
 import { ApiProblem, forbidden, invalid } from "../errors";
-import { API_PREFIX, defineRoute, hashSecret, iso0, SESSION_COOKIE, TWO_FACTOR_COOKIE } from "../http";
+import { API_PREFIX, hashSecret, iso0, SESSION_COOKIE, TWO_FACTOR_COOKIE } from "../http";
 import {
   hashPassword,
   newBackupCodes,
@@ -16,6 +16,7 @@ import {
   verifyTotp,
 } from "../secrets";
 import type { PendingTwoFactorRec, UserRec } from "../state";
+import { defineRoutes, type RouteGroupOptions, type RouteHandlers } from "./group";
 
 /** Cookie of a device trusted after a 2FA verification with `trustDevice: true` (name and effect are ours). */
 export const TRUSTED_DEVICE_COOKIE = "trusted_device";
@@ -102,11 +103,53 @@ function dropSessions(ctx: EmulatorContext, userId: string, keepTokenHash: strin
   }
 }
 
-export function registerAuthRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  // Trusted-device cookies are signed rather than stored; the key lives as long as the process.
-  const trustKey = randomBytes(32);
+/** The session cookie of one emulator: set and cleared by the auth handlers, refreshed by a hook. */
+export interface SessionCookies {
+  /** Sets the session cookie, with the session's lifetime. */
+  set(req: FastifyRequest, reply: FastifyReply, token: string, rememberMe: boolean): void;
+  /** Clears the session cookie (sign-out). */
+  clear(reply: FastifyReply): void;
+  /**
+   * onSend hook, on the root so that it covers every /v1 reply: a cookie session is refreshed on every request (the
+   * cookie is re-sent with a fresh lifetime); a cookie whose session is gone is cleared.
+   */
+  refresh: onSendAsyncHookHandler;
+}
+
+export function sessionCookies(ctx: EmulatorContext): SessionCookies {
   /** Replies whose session cookie a handler already set or cleared, so the refresh hook leaves them alone. */
   const sessionCookieHandled = new WeakSet<FastifyReply>();
+
+  function setSessionCookie(req: FastifyRequest, reply: FastifyReply, token: string, rememberMe: boolean): void {
+    const lifetimeMs = rememberMe ? REMEMBER_ME_MS : ctx.options.sessionIdleMs;
+    reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions(req), maxAge: Math.ceil(lifetimeMs / 1000) });
+    sessionCookieHandled.add(reply);
+  }
+
+  return {
+    set: setSessionCookie,
+    clear(reply) {
+      reply.clearCookie(SESSION_COOKIE, { path: "/" });
+      sessionCookieHandled.add(reply);
+    },
+    async refresh(req, reply, payload) {
+      const token = req.cookies?.[SESSION_COOKIE];
+      const cookieWasUsed = token && req.headers["x-api-key"] === undefined && req.headers.authorization === undefined;
+      if (!cookieWasUsed || sessionCookieHandled.has(reply) || !req.url.startsWith(API_PREFIX + "/")) return payload;
+      const session = ctx.state.sessions[hashSecret(token)];
+      if (session && req.caller?.sessionTokenHash === session.tokenHash) {
+        setSessionCookie(req, reply, token, session.rememberMe);
+      } else if (!session) {
+        reply.clearCookie(SESSION_COOKIE, { path: "/" });
+      }
+      return payload;
+    },
+  };
+}
+
+function authHandlers(ctx: EmulatorContext, cookies: SessionCookies): RouteHandlers {
+  // Trusted-device cookies are signed rather than stored; the key lives as long as the process.
+  const trustKey = randomBytes(32);
 
   const trustMac = (user: UserRec, expiresAt: number) =>
     // The password hash is part of the signed text: a password change or reset revokes every trusted device.
@@ -123,12 +166,6 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     return sameSecret(mac, trustMac(user, expiresAt));
   }
 
-  function setSessionCookie(req: FastifyRequest, reply: FastifyReply, token: string, rememberMe: boolean): void {
-    const lifetimeMs = rememberMe ? REMEMBER_ME_MS : ctx.options.sessionIdleMs;
-    reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions(req), maxAge: Math.ceil(lifetimeMs / 1000) });
-    sessionCookieHandled.add(reply);
-  }
-
   function openSession(
     req: FastifyRequest,
     reply: FastifyReply,
@@ -139,7 +176,7 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     const tokenHash = hashSecret(token);
     const now = ctx.now();
     ctx.state.sessions[tokenHash] = { tokenHash, userId: user.id, createdAt: now, lastSeenAt: now, rememberMe };
-    setSessionCookie(req, reply, token, rememberMe);
+    cookies.set(req, reply, token, rememberMe);
     return { user: { id: user.id, email: user.email, name: displayName(user) }, token };
   }
 
@@ -228,187 +265,6 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     user.updatedAt = ctx.now();
   }
 
-  // Cookie sessions are refreshed on every request: the cookie is re-sent with a fresh lifetime. A cookie whose
-  // session is gone is cleared.
-  app.addHook("onSend", async (req, reply, payload) => {
-    const token = req.cookies?.[SESSION_COOKIE];
-    const cookieWasUsed = token && req.headers["x-api-key"] === undefined && req.headers.authorization === undefined;
-    if (!cookieWasUsed || sessionCookieHandled.has(reply) || !req.url.startsWith(API_PREFIX + "/")) return payload;
-    const session = ctx.state.sessions[hashSecret(token)];
-    if (session && req.caller?.sessionTokenHash === session.tokenHash) {
-      setSessionCookie(req, reply, token, session.rememberMe);
-    } else if (!session) {
-      reply.clearCookie(SESSION_COOKIE, { path: "/" });
-    }
-    return payload;
-  });
-
-  defineRoute(app, ctx, "check", routes.check, ({ caller }) => {
-    const entity = ctx.state.entities[caller.entityId];
-    return {
-      user: {
-        id: caller.user.id,
-        email: caller.user.email,
-        name: displayName(caller.user),
-        roles: caller.roles,
-        permissions: [...caller.permissions],
-      },
-      activeEntity: { id: entity.id, name: entity.name },
-    };
-  });
-
-  defineRoute(app, ctx, "signIn", routes.signIn, ({ body, req, reply }) => {
-    sweepExpired(ctx);
-    const user = findUserByEmail(ctx, body.email);
-    if (!user || !verifyPassword(body.password, user.passwordHash)) {
-      recordAudit(ctx, req, "sign-in.failed", user ?? null, false, "invalid credentials", body.email);
-      throw new ApiProblem("INVALID_CREDENTIALS", "Wrong email or password");
-    }
-    const rememberMe = body.rememberMe ?? false;
-    if (isTrustedDevice(req, user)) {
-      recordAudit(ctx, req, "sign-in.succeeded", user, true, "second factor skipped: trusted device");
-      return openSession(req, reply, user, rememberMe);
-    }
-    const token = newToken();
-    const tokenHash = hashSecret(token);
-    ctx.state.pendingTwoFactor[tokenHash] = {
-      tokenHash,
-      userId: user.id,
-      createdAt: ctx.now(),
-      rememberMe,
-      otp: null,
-      failedAttempts: 0,
-    };
-    reply.setCookie(TWO_FACTOR_COOKIE, token, { ...cookieOptions(req), maxAge: TWO_FACTOR_TTL_MS / 1000 });
-    const totpConfigured = user.totpSecret !== null;
-    recordAudit(ctx, req, "sign-in.two-factor-required", user, true, totpConfigured ? "totp" : "email code");
-    throw new ApiProblem("TWO_FACTOR_REQUIRED", "Two-factor authentication required", {
-      userId: user.id,
-      totpConfigured,
-      email: user.email,
-    });
-  });
-
-  defineRoute(app, ctx, "signOut", routes.signOut, ({ caller, req, reply }) => {
-    if (caller.sessionTokenHash) delete ctx.state.sessions[caller.sessionTokenHash];
-    reply.clearCookie(SESSION_COOKIE, { path: "/" });
-    sessionCookieHandled.add(reply);
-    recordAudit(ctx, req, "sign-out", caller.user, true);
-    return { message: "Signed out" };
-  });
-
-  defineRoute(app, ctx, "verifyTotp", routes.verifyTotp, ({ body, req, reply }) => {
-    const { pending, user } = pendingSignIn(req, reply);
-    if (user.totpSecret === null) {
-      wrongCode(req, reply, pending, user, "totp", "TOTP is not configured; use send-otp");
-    }
-    if (!verifyTotp(user.totpSecret, body.code.replace(/\s/g, ""), ctx.now())) {
-      wrongCode(req, reply, pending, user, "totp", "wrong code");
-    }
-    return completeSignIn(req, reply, pending, user, "totp", body.trustDevice);
-  });
-
-  defineRoute(app, ctx, "sendOtp", routes.sendOtp, ({ req, reply }) => {
-    const { pending, user } = pendingSignIn(req, reply);
-    const code = newOtpCode();
-    // Only the hash is kept; the mail (outbox) carries the code itself. A new code replaces the previous one.
-    pending.otp = { code: hashSecret(code), expiresAt: ctx.now() + OTP_TTL_MS };
-    // The pending sign-in (and its cookie) now lives as long as the code, so mail delays do not cut it short.
-    reply.setCookie(TWO_FACTOR_COOKIE, req.cookies[TWO_FACTOR_COOKIE] ?? "", {
-      ...cookieOptions(req),
-      maxAge: OTP_TTL_MS / 1000,
-    });
-    ctx.state.outbox.push({
-      at: ctx.now(),
-      to: user.email,
-      kind: "two-factor-otp",
-      subject: "Your sign-in code",
-      secret: code,
-    });
-    recordAudit(ctx, req, "two-factor.otp-sent", user, true);
-    return { message: "A one-time code has been sent to your email address" };
-  });
-
-  defineRoute(app, ctx, "verifyOtp", routes.verifyOtp, ({ body, req, reply }) => {
-    const { pending, user } = pendingSignIn(req, reply);
-    const otp = pending.otp;
-    if (!otp || otp.expiresAt <= ctx.now()) {
-      wrongCode(req, reply, pending, user, "email", otp ? "code expired" : "no code was sent");
-    }
-    if (!sameSecret(hashSecret(body.code.replace(/\s/g, "")), otp.code)) {
-      wrongCode(req, reply, pending, user, "email", "wrong code");
-    }
-    return completeSignIn(req, reply, pending, user, "email", body.trustDevice);
-  });
-
-  defineRoute(app, ctx, "verifyBackupCode", routes.verifyBackupCode, ({ body, req, reply }) => {
-    const { pending, user } = pendingSignIn(req, reply);
-    const codeHash = hashSecret(body.code.trim().toLowerCase());
-    const index = user.backupCodeHashes.findIndex((h) => sameSecret(h, codeHash));
-    if (index < 0) wrongCode(req, reply, pending, user, "backup", "unknown or used code");
-    user.backupCodeHashes.splice(index, 1);
-    user.updatedAt = ctx.now();
-    return completeSignIn(req, reply, pending, user, "backup", body.trustDevice);
-  });
-
-  defineRoute(app, ctx, "enableTwoFactor", routes.enableTwoFactor, ({ body, caller, req }) => {
-    const user = caller.user;
-    requirePassword(req, user, body.password, "two-factor.enable-failed");
-    const secret = newTotpSecret();
-    const backupCodes = newBackupCodes();
-    const uri = totpFor(secret, user.email).toString();
-    user.totpSecret = secret;
-    user.twoFactorSetupAt = ctx.now();
-    user.backupCodeHashes = backupCodes.map(hashSecret);
-    user.updatedAt = ctx.now();
-    recordAudit(ctx, req, "two-factor.enabled", user, true);
-    return { secret, uri, qrCode: qrPlaceholder(uri), backupCodes };
-  });
-
-  defineRoute(app, ctx, "disableTwoFactor", routes.disableTwoFactor, ({ body, caller, req }) => {
-    const user = caller.user;
-    requirePassword(req, user, body.password, "two-factor.disable-failed");
-    user.totpSecret = null;
-    user.twoFactorSetupAt = null;
-    user.backupCodeHashes = [];
-    user.updatedAt = ctx.now();
-    recordAudit(ctx, req, "two-factor.disabled", user, true, "falls back to email codes");
-    return twoFactorStatus(user);
-  });
-
-  defineRoute(app, ctx, "generateBackupCodes", routes.generateBackupCodes, ({ body, caller, req }) => {
-    const user = caller.user;
-    requirePassword(req, user, body.password, "two-factor.backup-codes-failed");
-    const backupCodes = newBackupCodes();
-    user.backupCodeHashes = backupCodes.map(hashSecret);
-    user.updatedAt = ctx.now();
-    recordAudit(ctx, req, "two-factor.backup-codes-generated", user, true);
-    return { backupCodes };
-  });
-
-  defineRoute(app, ctx, "twoFactorStatus", routes.twoFactorStatus, ({ caller }) => twoFactorStatus(caller.user));
-
-  defineRoute(app, ctx, "changePassword", routes.changePassword, ({ params, body, caller, req }) => {
-    const user = caller.user;
-    if (params.id !== user.id) throw forbidden("A password can be changed only by its own user");
-    const [current, next] =
-      "oldPassword" in body ? [body.oldPassword, body.password] : [body.currentPassword, body.newPassword];
-    if (!verifyPassword(current, user.passwordHash)) {
-      recordAudit(ctx, req, "password.change-failed", user, false, "wrong current password");
-      throw new ApiProblem("INVALID_CREDENTIALS", "The current password is wrong");
-    }
-    try {
-      setPassword(user, next);
-    } catch (e) {
-      recordAudit(ctx, req, "password.change-failed", user, false, "new password breaks the rules");
-      throw e;
-    }
-    dropSessions(ctx, user.id, caller.sessionTokenHash);
-    dropPendingSignIns(ctx, user.id);
-    recordAudit(ctx, req, "password.changed", user, true, "other sessions ended");
-    return { message: "Password changed; your other sessions have been signed out" };
-  });
-
   const requestReset = ({ body, req }: { body: { email: string }; req: FastifyRequest }) => {
     sweepExpired(ctx);
     const user = findUserByEmail(ctx, body.email);
@@ -428,34 +284,6 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: EmulatorContext): 
     }
     return { message: RESET_REQUESTED_MESSAGE };
   };
-  defineRoute(app, ctx, "forgetPassword", routes.forgetPassword, requestReset);
-  defineRoute(app, ctx, "usersForgotPassword", routes.usersForgotPassword, requestReset);
-
-  defineRoute(app, ctx, "resetPassword", routes.resetPassword, ({ body, req }) => {
-    const tokenHash = hashSecret(body.token);
-    const entry = ctx.state.resetTokens[tokenHash];
-    const user = entry ? ctx.state.users[entry.userId] : undefined;
-    if (!entry || !user || user.deletedAt !== null || entry.expiresAt <= ctx.now()) {
-      delete ctx.state.resetTokens[tokenHash];
-      recordAudit(ctx, req, "password.reset-failed", user ?? null, false, "unknown or expired token");
-      throw invalid("The reset token is invalid or has expired; request a new one");
-    }
-    try {
-      setPassword(user, body.password);
-    } catch (e) {
-      recordAudit(ctx, req, "password.reset-failed", user, false, "new password breaks the rules");
-      throw e;
-    }
-    for (const [hash, other] of Object.entries(ctx.state.resetTokens)) {
-      if (other.userId === user.id) delete ctx.state.resetTokens[hash];
-    }
-    // The invite mail carries a token of the same kind: setting the first password accepts the invitation.
-    user.inviteStatus = "activated";
-    dropSessions(ctx, user.id, null);
-    dropPendingSignIns(ctx, user.id);
-    recordAudit(ctx, req, "password.reset-completed", user, true, "all sessions ended");
-    return { message: "Password reset; sign in with the new password" };
-  });
 
   function twoFactorStatus(user: UserRec) {
     const totpConfigured = user.totpSecret !== null;
@@ -467,6 +295,214 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: EmulatorContext): 
       setupAt: iso0(user.twoFactorSetupAt),
     };
   }
+
+  return {
+    check({ caller }) {
+      const entity = ctx.state.entities[caller.entityId];
+      return {
+        user: {
+          id: caller.user.id,
+          email: caller.user.email,
+          name: displayName(caller.user),
+          roles: caller.roles,
+          permissions: [...caller.permissions],
+        },
+        activeEntity: { id: entity.id, name: entity.name },
+      };
+    },
+
+    signIn({ body, req, reply }) {
+      sweepExpired(ctx);
+      const user = findUserByEmail(ctx, body.email);
+      if (!user || !verifyPassword(body.password, user.passwordHash)) {
+        recordAudit(ctx, req, "sign-in.failed", user ?? null, false, "invalid credentials", body.email);
+        throw new ApiProblem("INVALID_CREDENTIALS", "Wrong email or password");
+      }
+      const rememberMe = body.rememberMe ?? false;
+      if (isTrustedDevice(req, user)) {
+        recordAudit(ctx, req, "sign-in.succeeded", user, true, "second factor skipped: trusted device");
+        return openSession(req, reply, user, rememberMe);
+      }
+      const token = newToken();
+      const tokenHash = hashSecret(token);
+      ctx.state.pendingTwoFactor[tokenHash] = {
+        tokenHash,
+        userId: user.id,
+        createdAt: ctx.now(),
+        rememberMe,
+        otp: null,
+        failedAttempts: 0,
+      };
+      reply.setCookie(TWO_FACTOR_COOKIE, token, { ...cookieOptions(req), maxAge: TWO_FACTOR_TTL_MS / 1000 });
+      const totpConfigured = user.totpSecret !== null;
+      recordAudit(ctx, req, "sign-in.two-factor-required", user, true, totpConfigured ? "totp" : "email code");
+      throw new ApiProblem("TWO_FACTOR_REQUIRED", "Two-factor authentication required", {
+        userId: user.id,
+        totpConfigured,
+        email: user.email,
+      });
+    },
+
+    signOut({ caller, req, reply }) {
+      if (caller.sessionTokenHash) delete ctx.state.sessions[caller.sessionTokenHash];
+      cookies.clear(reply);
+      recordAudit(ctx, req, "sign-out", caller.user, true);
+      return { message: "Signed out" };
+    },
+
+    verifyTotp({ body, req, reply }) {
+      const { pending, user } = pendingSignIn(req, reply);
+      if (user.totpSecret === null) {
+        wrongCode(req, reply, pending, user, "totp", "TOTP is not configured; use send-otp");
+      }
+      if (!verifyTotp(user.totpSecret, body.code.replace(/\s/g, ""), ctx.now())) {
+        wrongCode(req, reply, pending, user, "totp", "wrong code");
+      }
+      return completeSignIn(req, reply, pending, user, "totp", body.trustDevice);
+    },
+
+    sendOtp({ req, reply }) {
+      const { pending, user } = pendingSignIn(req, reply);
+      const code = newOtpCode();
+      // Only the hash is kept; the mail (outbox) carries the code itself. A new code replaces the previous one.
+      pending.otp = { code: hashSecret(code), expiresAt: ctx.now() + OTP_TTL_MS };
+      // The pending sign-in (and its cookie) now lives as long as the code, so mail delays do not cut it short.
+      reply.setCookie(TWO_FACTOR_COOKIE, req.cookies[TWO_FACTOR_COOKIE] ?? "", {
+        ...cookieOptions(req),
+        maxAge: OTP_TTL_MS / 1000,
+      });
+      ctx.state.outbox.push({
+        at: ctx.now(),
+        to: user.email,
+        kind: "two-factor-otp",
+        subject: "Your sign-in code",
+        secret: code,
+      });
+      recordAudit(ctx, req, "two-factor.otp-sent", user, true);
+      return { message: "A one-time code has been sent to your email address" };
+    },
+
+    verifyOtp({ body, req, reply }) {
+      const { pending, user } = pendingSignIn(req, reply);
+      const otp = pending.otp;
+      if (!otp || otp.expiresAt <= ctx.now()) {
+        wrongCode(req, reply, pending, user, "email", otp ? "code expired" : "no code was sent");
+      }
+      if (!sameSecret(hashSecret(body.code.replace(/\s/g, "")), otp.code)) {
+        wrongCode(req, reply, pending, user, "email", "wrong code");
+      }
+      return completeSignIn(req, reply, pending, user, "email", body.trustDevice);
+    },
+
+    verifyBackupCode({ body, req, reply }) {
+      const { pending, user } = pendingSignIn(req, reply);
+      const codeHash = hashSecret(body.code.trim().toLowerCase());
+      const index = user.backupCodeHashes.findIndex((h) => sameSecret(h, codeHash));
+      if (index < 0) wrongCode(req, reply, pending, user, "backup", "unknown or used code");
+      user.backupCodeHashes.splice(index, 1);
+      user.updatedAt = ctx.now();
+      return completeSignIn(req, reply, pending, user, "backup", body.trustDevice);
+    },
+
+    enableTwoFactor({ body, caller, req }) {
+      const user = caller.user;
+      requirePassword(req, user, body.password, "two-factor.enable-failed");
+      const secret = newTotpSecret();
+      const backupCodes = newBackupCodes();
+      const uri = totpFor(secret, user.email).toString();
+      user.totpSecret = secret;
+      user.twoFactorSetupAt = ctx.now();
+      user.backupCodeHashes = backupCodes.map(hashSecret);
+      user.updatedAt = ctx.now();
+      recordAudit(ctx, req, "two-factor.enabled", user, true);
+      return { secret, uri, qrCode: qrPlaceholder(uri), backupCodes };
+    },
+
+    disableTwoFactor({ body, caller, req }) {
+      const user = caller.user;
+      requirePassword(req, user, body.password, "two-factor.disable-failed");
+      user.totpSecret = null;
+      user.twoFactorSetupAt = null;
+      user.backupCodeHashes = [];
+      user.updatedAt = ctx.now();
+      recordAudit(ctx, req, "two-factor.disabled", user, true, "falls back to email codes");
+      return twoFactorStatus(user);
+    },
+
+    generateBackupCodes({ body, caller, req }) {
+      const user = caller.user;
+      requirePassword(req, user, body.password, "two-factor.backup-codes-failed");
+      const backupCodes = newBackupCodes();
+      user.backupCodeHashes = backupCodes.map(hashSecret);
+      user.updatedAt = ctx.now();
+      recordAudit(ctx, req, "two-factor.backup-codes-generated", user, true);
+      return { backupCodes };
+    },
+
+    twoFactorStatus({ caller }) {
+      return twoFactorStatus(caller.user);
+    },
+
+    changePassword({ params, body, caller, req }) {
+      const user = caller.user;
+      if (params.id !== user.id) throw forbidden("A password can be changed only by its own user");
+      const [current, next] =
+        "oldPassword" in body ? [body.oldPassword, body.password] : [body.currentPassword, body.newPassword];
+      if (!verifyPassword(current, user.passwordHash)) {
+        recordAudit(ctx, req, "password.change-failed", user, false, "wrong current password");
+        throw new ApiProblem("INVALID_CREDENTIALS", "The current password is wrong");
+      }
+      try {
+        setPassword(user, next);
+      } catch (e) {
+        recordAudit(ctx, req, "password.change-failed", user, false, "new password breaks the rules");
+        throw e;
+      }
+      dropSessions(ctx, user.id, caller.sessionTokenHash);
+      dropPendingSignIns(ctx, user.id);
+      recordAudit(ctx, req, "password.changed", user, true, "other sessions ended");
+      return { message: "Password changed; your other sessions have been signed out" };
+    },
+
+    forgetPassword: requestReset,
+    usersForgotPassword: requestReset,
+
+    resetPassword({ body, req }) {
+      const tokenHash = hashSecret(body.token);
+      const entry = ctx.state.resetTokens[tokenHash];
+      const user = entry ? ctx.state.users[entry.userId] : undefined;
+      if (!entry || !user || user.deletedAt !== null || entry.expiresAt <= ctx.now()) {
+        delete ctx.state.resetTokens[tokenHash];
+        recordAudit(ctx, req, "password.reset-failed", user ?? null, false, "unknown or expired token");
+        throw invalid("The reset token is invalid or has expired; request a new one");
+      }
+      try {
+        setPassword(user, body.password);
+      } catch (e) {
+        recordAudit(ctx, req, "password.reset-failed", user, false, "new password breaks the rules");
+        throw e;
+      }
+      for (const [hash, other] of Object.entries(ctx.state.resetTokens)) {
+        if (other.userId === user.id) delete ctx.state.resetTokens[hash];
+      }
+      // The invite mail carries a token of the same kind: setting the first password accepts the invitation.
+      user.inviteStatus = "activated";
+      dropSessions(ctx, user.id, null);
+      dropPendingSignIns(ctx, user.id);
+      recordAudit(ctx, req, "password.reset-completed", user, true, "all sessions ended");
+      return { message: "Password reset; sign in with the new password" };
+    },
+  };
+}
+
+/** What the auth route group is registered with: the session cookie it sets is refreshed by a root hook. */
+export interface AuthRouteOptions extends RouteGroupOptions {
+  sessionCookies: SessionCookies;
+}
+
+/** Authentication: sign-in with mandatory 2FA, sign-out, 2FA set-up, passwords. */
+export async function authRoutes(app: FastifyInstance, { ctx, sessionCookies }: AuthRouteOptions): Promise<void> {
+  defineRoutes(app, ctx, authHandlers(ctx, sessionCookies));
 }
 
 /**

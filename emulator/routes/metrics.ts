@@ -3,8 +3,9 @@ import type { z } from "zod";
 import { routes, type EntityUsage, type Trend, type VmMetrics } from "../../provider/api";
 import type { Caller, EmulatorContext } from "../context";
 import { forbidden, invalid, notFound } from "../errors";
-import { defineRoute, iso, isWithinEntity } from "../http";
+import { iso, isWithinEntity } from "../http";
 import type { Catalog, VmRec } from "../state";
+import { defineRoutes, type RouteGroupOptions, type RouteHandlers } from "./group";
 
 /** How many months of usage are kept, the current one included. */
 export const USAGE_MONTHS = 24;
@@ -213,22 +214,31 @@ function entityUsage(ctx: EmulatorContext, entityId: string, month: string): z.o
   };
 }
 
-export function registerMetricsRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  defineRoute(app, ctx, "vmMetrics", routes.vmMetrics, ({ query, caller }) => vmMetrics(ctx, caller, query));
+function metricsHandlers(ctx: EmulatorContext): RouteHandlers {
+  return {
+    vmMetrics({ query, caller }) {
+      return vmMetrics(ctx, caller, query);
+    },
 
-  defineRoute(app, ctx, "entityUsage", routes.entityUsage, ({ params, query, caller }) => {
-    const entityId = pathEntity(ctx, caller, params.id);
-    const months = availableMonths(ctx.now());
-    const month = query.month ?? months[0];
-    if (month > months[0]) throw invalid(`month: ${month} is in the future; the latest is ${months[0]}`);
-    if (!months.includes(month)) {
-      throw invalid(`month: ${month} is older than the last ${USAGE_MONTHS} months; the oldest is ${months.at(-1)}`);
-    }
-    return entityUsage(ctx, entityId, month);
-  });
+    entityUsage({ params, query, caller }) {
+      const entityId = pathEntity(ctx, caller, params.id);
+      const months = availableMonths(ctx.now());
+      const month = query.month ?? months[0];
+      if (month > months[0]) throw invalid(`month: ${month} is in the future; the latest is ${months[0]}`);
+      if (!months.includes(month)) {
+        throw invalid(`month: ${month} is older than the last ${USAGE_MONTHS} months; the oldest is ${months.at(-1)}`);
+      }
+      return entityUsage(ctx, entityId, month);
+    },
 
-  defineRoute(app, ctx, "availableMonths", routes.availableMonths, ({ params, caller }) => {
-    pathEntity(ctx, caller, params.id);
-    return availableMonths(ctx.now());
-  });
+    availableMonths({ params, caller }) {
+      pathEntity(ctx, caller, params.id);
+      return availableMonths(ctx.now());
+    },
+  };
+}
+
+/** Metrics: VM metrics, entity usage per month and the months available. */
+export async function metricsRoutes(app: FastifyInstance, { ctx }: RouteGroupOptions): Promise<void> {
+  defineRoutes(app, ctx, metricsHandlers(ctx));
 }

@@ -1,20 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import {
-  formatIp,
-  parseCidr,
-  parseIp,
-  routes,
-  type BulkResultItem,
-  type CidrDetails,
-  type Network,
-} from "../../provider/api";
+import { formatIp, parseCidr, parseIp, type BulkResultItem, type CidrDetails, type Network } from "../../provider/api";
 import type { Caller, EmulatorContext } from "../context";
 import { ApiProblem, conflict, invalid } from "../errors";
-import { defineRoute, iso, owned, paginate } from "../http";
-import { registerJobEffect, startJob } from "../jobs";
+import { iso, owned, paginate } from "../http";
+import { registerJobEffects, type JobEffect, startJob } from "../jobs";
 import type { NetworkRec, VmRec } from "../state";
+import { defineRoutes, type RouteGroupOptions, type RouteHandlers } from "./group";
 
 /** The CIDR block of a network created without one. */
 export const DEFAULT_CIDR = "10.0.0.0/24";
@@ -163,142 +156,154 @@ function deleteNetwork(ctx: EmulatorContext, net: NetworkRec): void {
   delete ctx.state.networks[net.id];
 }
 
-registerJobEffect("network.create", {
-  complete: (ctx, job) => {
-    const net = ctx.state.networks[job.targetId];
-    if (!net) throw new Error(`Network ${job.targetId} no longer exists`);
-    net.status = "Active";
-    net.updatedAt = ctx.now();
-  },
-  fail: (ctx, job) => {
-    const net = ctx.state.networks[job.targetId];
-    if (net) {
-      net.status = "Error";
+/** What the network operations do to the state when their jobs end. */
+const networkJobEffects: Record<string, JobEffect> = {
+  "network.create": {
+    complete: (ctx, job) => {
+      const net = ctx.state.networks[job.targetId];
+      if (!net) throw new Error(`Network ${job.targetId} no longer exists`);
+      net.status = "Active";
       net.updatedAt = ctx.now();
-    }
+    },
+    fail: (ctx, job) => {
+      const net = ctx.state.networks[job.targetId];
+      if (net) {
+        net.status = "Error";
+        net.updatedAt = ctx.now();
+      }
+    },
   },
-});
+};
+
+function networkHandlers(ctx: EmulatorContext): RouteHandlers {
+  return {
+    listNetworks({ query, caller }) {
+      const regionOf = (dcId: string) => ctx.state.catalog.datacenters.find((d) => d.id === dcId)?.regionId;
+      const rows = Object.values(ctx.state.networks).filter(
+        (n) =>
+          n.entityId === caller.entityId &&
+          (query["filter[regionId]"] === undefined || regionOf(n.datacenterId) === query["filter[regionId]"]) &&
+          (query["filter[datacenterId]"] === undefined || n.datacenterId === query["filter[datacenterId]"]) &&
+          (query["filter[networkType]"] === undefined || n.networkType === query["filter[networkType]"]),
+      );
+      // Sort CIDR blocks by address, then prefix length (a number up to 2^38: exact in a double).
+      const cidrKey = (cidr: string) => {
+        const parsed = parseCidr(cidr);
+        return parsed.ok ? parsed.block.network * 64 + parsed.block.prefixLength : 0;
+      };
+      return paginate(
+        rows.map((n) => networkView(ctx, n)),
+        query,
+        {
+          sortFields: { name: (n) => n.name, createdAt: (n) => n.createdAt, cidrBlock: (n) => cidrKey(n.cidrBlock) },
+          defaultSort: "createdAt:desc",
+          searchFields: [(n) => n.name, (n) => n.cidrBlock],
+        },
+      );
+    },
+
+    createNetwork({ body, caller }) {
+      if (!ctx.state.catalog.datacenters.some((d) => d.id === body.datacenterId)) {
+        const valid = ctx.state.catalog.datacenters.map((d) => `${d.id} (${d.name})`).join(", ");
+        throw badBody([
+          { field: "datacenterId", message: `data center ${body.datacenterId} does not exist; valid: ${valid}` },
+        ]);
+      }
+      const now = ctx.now();
+      const net: NetworkRec = {
+        id: randomUUID(),
+        entityId: caller.entityId,
+        name: body.name,
+        description: body.description ?? null,
+        status: "Creating",
+        datacenterId: body.datacenterId,
+        networkType: body.networkType,
+        cidrBlock: body.cidrBlock ?? DEFAULT_CIDR,
+        snatEnabled: body.snatEnabled ?? body.networkType === "standard",
+        dhcpServerEnabled: body.dhcpServerEnabled ?? true,
+        dhcpStartAddress: body.dhcpStartAddress ?? null,
+        dhcpEndAddress: body.dhcpEndAddress ?? null,
+        defaultRouteEnabled: body.defaultRouteEnabled ?? false,
+        defaultRoute: body.defaultRoute ?? null,
+        serveDNSServersEnabled: body.serveDNSServersEnabled ?? false,
+        dnsServers: body.dnsServers ?? [],
+        createdAt: now,
+        updatedAt: now,
+      };
+      layoutOf(net);
+      assertUniqueName(ctx, caller, net.name, null);
+      ctx.state.networks[net.id] = net;
+      const job = startJob(ctx, {
+        entityId: caller.entityId,
+        resourceType: "network",
+        operation: "network.create",
+        targetId: net.id,
+      });
+      return { jobId: job.id, id: net.id };
+    },
+
+    cidrDetails({ query }) {
+      return cidrDetailsOf(query.cidr);
+    },
+
+    getNetwork({ params, caller }) {
+      return networkView(ctx, owned(ctx.state.networks, params.id, caller, "Network"));
+    },
+
+    updateNetwork({ params, body, caller }) {
+      const net = owned(ctx.state.networks, params.id, caller, "Network");
+      const next: NetworkRec = {
+        ...net,
+        ...Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)),
+        dnsServers: body.dnsServers ? [...body.dnsServers] : net.dnsServers,
+      };
+      layoutOf(next);
+      if (body.name !== undefined) assertUniqueName(ctx, caller, body.name, net.id);
+      if (next.cidrBlock !== net.cidrBlock) {
+        const vms = connectedVms(ctx, net.id);
+        if (vms.length > 0) {
+          throw conflict(
+            `The CIDR block of network ${net.name} cannot change while virtual machines are connected: ${vmList(vms)}`,
+            { virtualMachines: vms.map((vm) => ({ id: vm.id, name: vm.name })) },
+          );
+        }
+      }
+      Object.assign(net, next, { updatedAt: ctx.now() });
+      return networkView(ctx, net);
+    },
+
+    deleteNetwork({ params, caller }) {
+      deleteNetwork(ctx, owned(ctx.state.networks, params.id, caller, "Network"));
+      return { id: params.id, deleted: true as const };
+    },
+
+    networkVms({ params, caller }) {
+      const net = owned(ctx.state.networks, params.id, caller, "Network");
+      return connectedVms(ctx, net.id)
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map((vm) => {
+          const nics = vm.nics.filter((n) => n.networkId === net.id);
+          const nic = nics.find((n) => n.primary) ?? nics[0];
+          return { id: vm.id, name: vm.name, status: vm.status, privateIp: nic.privateIp, primary: nic.primary };
+        });
+    },
+
+    bulkDeleteNetworks({ body, caller }) {
+      return body.ids.map((id): z.input<typeof BulkResultItem> => {
+        try {
+          deleteNetwork(ctx, owned(ctx.state.networks, id, caller, "Network"));
+          return { id, success: true, jobId: null, error: null };
+        } catch (e) {
+          if (!(e instanceof ApiProblem)) throw e;
+          return { id, success: false, jobId: null, error: e.message };
+        }
+      });
+    },
+  };
+}
 
 /** Private networks: CRUD (create is a job, delete is synchronous), connected VMs, CIDR arithmetic, bulk delete. */
-export function registerNetworkRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  defineRoute(app, ctx, "listNetworks", routes.listNetworks, ({ query, caller }) => {
-    const regionOf = (dcId: string) => ctx.state.catalog.datacenters.find((d) => d.id === dcId)?.regionId;
-    const rows = Object.values(ctx.state.networks).filter(
-      (n) =>
-        n.entityId === caller.entityId &&
-        (query["filter[regionId]"] === undefined || regionOf(n.datacenterId) === query["filter[regionId]"]) &&
-        (query["filter[datacenterId]"] === undefined || n.datacenterId === query["filter[datacenterId]"]) &&
-        (query["filter[networkType]"] === undefined || n.networkType === query["filter[networkType]"]),
-    );
-    // Sort CIDR blocks by address, then prefix length (a number up to 2^38: exact in a double).
-    const cidrKey = (cidr: string) => {
-      const parsed = parseCidr(cidr);
-      return parsed.ok ? parsed.block.network * 64 + parsed.block.prefixLength : 0;
-    };
-    return paginate(
-      rows.map((n) => networkView(ctx, n)),
-      query,
-      {
-        sortFields: { name: (n) => n.name, createdAt: (n) => n.createdAt, cidrBlock: (n) => cidrKey(n.cidrBlock) },
-        defaultSort: "createdAt:desc",
-        searchFields: [(n) => n.name, (n) => n.cidrBlock],
-      },
-    );
-  });
-
-  defineRoute(app, ctx, "createNetwork", routes.createNetwork, ({ body, caller }) => {
-    if (!ctx.state.catalog.datacenters.some((d) => d.id === body.datacenterId)) {
-      const valid = ctx.state.catalog.datacenters.map((d) => `${d.id} (${d.name})`).join(", ");
-      throw badBody([
-        { field: "datacenterId", message: `data center ${body.datacenterId} does not exist; valid: ${valid}` },
-      ]);
-    }
-    const now = ctx.now();
-    const net: NetworkRec = {
-      id: randomUUID(),
-      entityId: caller.entityId,
-      name: body.name,
-      description: body.description ?? null,
-      status: "Creating",
-      datacenterId: body.datacenterId,
-      networkType: body.networkType,
-      cidrBlock: body.cidrBlock ?? DEFAULT_CIDR,
-      snatEnabled: body.snatEnabled ?? body.networkType === "standard",
-      dhcpServerEnabled: body.dhcpServerEnabled ?? true,
-      dhcpStartAddress: body.dhcpStartAddress ?? null,
-      dhcpEndAddress: body.dhcpEndAddress ?? null,
-      defaultRouteEnabled: body.defaultRouteEnabled ?? false,
-      defaultRoute: body.defaultRoute ?? null,
-      serveDNSServersEnabled: body.serveDNSServersEnabled ?? false,
-      dnsServers: body.dnsServers ?? [],
-      createdAt: now,
-      updatedAt: now,
-    };
-    layoutOf(net);
-    assertUniqueName(ctx, caller, net.name, null);
-    ctx.state.networks[net.id] = net;
-    const job = startJob(ctx, {
-      entityId: caller.entityId,
-      resourceType: "network",
-      operation: "network.create",
-      targetId: net.id,
-    });
-    return { jobId: job.id, id: net.id };
-  });
-
-  defineRoute(app, ctx, "cidrDetails", routes.cidrDetails, ({ query }) => cidrDetailsOf(query.cidr));
-
-  defineRoute(app, ctx, "getNetwork", routes.getNetwork, ({ params, caller }) =>
-    networkView(ctx, owned(ctx.state.networks, params.id, caller, "Network")),
-  );
-
-  defineRoute(app, ctx, "updateNetwork", routes.updateNetwork, ({ params, body, caller }) => {
-    const net = owned(ctx.state.networks, params.id, caller, "Network");
-    const next: NetworkRec = {
-      ...net,
-      ...Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined)),
-      dnsServers: body.dnsServers ? [...body.dnsServers] : net.dnsServers,
-    };
-    layoutOf(next);
-    if (body.name !== undefined) assertUniqueName(ctx, caller, body.name, net.id);
-    if (next.cidrBlock !== net.cidrBlock) {
-      const vms = connectedVms(ctx, net.id);
-      if (vms.length > 0) {
-        throw conflict(
-          `The CIDR block of network ${net.name} cannot change while virtual machines are connected: ${vmList(vms)}`,
-          { virtualMachines: vms.map((vm) => ({ id: vm.id, name: vm.name })) },
-        );
-      }
-    }
-    Object.assign(net, next, { updatedAt: ctx.now() });
-    return networkView(ctx, net);
-  });
-
-  defineRoute(app, ctx, "deleteNetwork", routes.deleteNetwork, ({ params, caller }) => {
-    deleteNetwork(ctx, owned(ctx.state.networks, params.id, caller, "Network"));
-    return { id: params.id, deleted: true as const };
-  });
-
-  defineRoute(app, ctx, "networkVms", routes.networkVms, ({ params, caller }) => {
-    const net = owned(ctx.state.networks, params.id, caller, "Network");
-    return connectedVms(ctx, net.id)
-      .sort((a, b) => a.name.localeCompare(b.name))
-      .map((vm) => {
-        const nics = vm.nics.filter((n) => n.networkId === net.id);
-        const nic = nics.find((n) => n.primary) ?? nics[0];
-        return { id: vm.id, name: vm.name, status: vm.status, privateIp: nic.privateIp, primary: nic.primary };
-      });
-  });
-
-  defineRoute(app, ctx, "bulkDeleteNetworks", routes.bulkDeleteNetworks, ({ body, caller }) =>
-    body.ids.map((id): z.input<typeof BulkResultItem> => {
-      try {
-        deleteNetwork(ctx, owned(ctx.state.networks, id, caller, "Network"));
-        return { id, success: true, jobId: null, error: null };
-      } catch (e) {
-        if (!(e instanceof ApiProblem)) throw e;
-        return { id, success: false, jobId: null, error: e.message };
-      }
-    }),
-  );
+export async function networkRoutes(app: FastifyInstance, { ctx }: RouteGroupOptions): Promise<void> {
+  registerJobEffects(ctx, networkJobEffects);
+  defineRoutes(app, ctx, networkHandlers(ctx));
 }

@@ -1,22 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import { RoleName, routes, type BulkResultItem, type Team, type User } from "../../provider/api";
+import { RoleName, type BulkResultItem, type Team, type User } from "../../provider/api";
 import type { Caller, EmulatorContext } from "../context";
 import { conflict, forbidden, invalid, notFound } from "../errors";
-import {
-  defineRoute,
-  hashSecret,
-  iso,
-  iso0,
-  isWithinEntity,
-  owned,
-  paginate,
-  rolePermissions,
-  type ListOptions,
-} from "../http";
+import { hashSecret, iso, iso0, isWithinEntity, owned, paginate, rolePermissions, type ListOptions } from "../http";
 import { hashPassword, newToken } from "../secrets";
 import type { TeamRec, UserRec } from "../state";
+import { defineRoutes, type RouteGroupOptions, type RouteHandlers } from "./group";
 
 /** A pending invitation older than this reads as expired. */
 export const INVITE_VALIDITY_MS = 7 * 24 * 3600_000;
@@ -212,139 +203,7 @@ type BulkItem = z.input<typeof BulkResultItem>;
 const bulkOk = (id: string | number): BulkItem => ({ id, success: true, jobId: null, error: null });
 const bulkError = (id: string | number, error: string): BulkItem => ({ id, success: false, jobId: null, error });
 
-export function registerUserRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  defineRoute(app, ctx, "me", routes.me, ({ caller }) => userView(ctx, caller.user));
-
-  defineRoute(app, ctx, "listUsers", routes.listUsers, ({ query, caller }) => {
-    const entityId = listEntity(ctx, caller, query["filter[entityId]"]);
-    if (query.roleId !== undefined && query.roleId !== "0" && !RoleName.safeParse(query.roleId).success) {
-      throw invalid(`roleId: unknown role "${query.roleId}"; use one of ${RoleName.options.join(", ")} or 0`);
-    }
-    const deleted = query.deletedFilter ?? "exclude";
-    const excluded = query["filter[excludeTeamId]"];
-    const excludedMembers = new Set(excluded === undefined ? [] : (ctx.state.teams[String(excluded)]?.memberIds ?? []));
-    const rows = Object.values(ctx.state.users)
-      .filter((u) => u.entityId === entityId)
-      .filter((u) => (deleted === "exclude" ? u.deletedAt === null : deleted === "only" ? u.deletedAt !== null : true))
-      .map((u) => userView(ctx, u))
-      .filter((u) => !excludedMembers.has(u.id))
-      .filter((u) => query.inviteStatus === undefined || query.inviteStatus.includes(u.inviteStatus))
-      .filter((u) =>
-        query.teamId === undefined
-          ? true
-          : query.teamId === 0
-            ? u.teamIds.length === 0
-            : u.teamIds.includes(query.teamId),
-      )
-      .filter((u) =>
-        query.roleId === undefined
-          ? true
-          : query.roleId === "0"
-            ? u.roles.length === 0
-            : u.roles.includes(query.roleId),
-      )
-      .filter((u) => query.noTeam !== true || u.teamIds.length === 0)
-      .filter((u) => query.noRole !== true || u.roles.length === 0);
-    return paginate(rows, query, userListOptions("createdAt:desc"));
-  });
-
-  defineRoute(app, ctx, "createUser", routes.createUser, ({ body, caller }) => {
-    const register = body.action === "register";
-    const entityId = body.entityId ?? caller.entityId;
-    if (!isWithinEntity(ctx, entityId, caller.entityId)) {
-      throw forbidden(`entityId ${entityId} is not the active entity or one of its children`);
-    }
-    const email = normalizeEmail(body.email);
-    assertEmailFree(ctx, email);
-    const roles = [...new Set<RoleName>(body.roleNames ?? ["tenant-user"])];
-    assertGrantable(caller, roles);
-    const teams = bodyTeams(ctx, entityId, body.teamIds ?? [], "teamIds");
-    const now = ctx.now();
-    const user: UserRec = {
-      id: randomUUID(),
-      entityId,
-      email,
-      firstName: body.firstName ?? null,
-      lastName: body.lastName ?? null,
-      passwordHash: register && body.password !== undefined ? hashPassword(body.password) : null,
-      roles,
-      inviteStatus: register ? "activated" : "pending",
-      invitedAt: null,
-      totpSecret: null,
-      twoFactorSetupAt: null,
-      backupCodeHashes: [],
-      platformAdmin: false,
-      createdAt: now,
-      updatedAt: now,
-      deletedAt: null,
-    };
-    ctx.state.users[user.id] = user;
-    if (!register) sendInvite(ctx, user);
-    addMemberships(ctx, [user], teams);
-    return userView(ctx, user);
-  });
-
-  defineRoute(app, ctx, "getUser", routes.getUser, ({ params, caller }) =>
-    userView(ctx, liveUser(ctx, caller, params.id)),
-  );
-
-  defineRoute(app, ctx, "updateUser", routes.updateUser, ({ params, body, caller }) => {
-    const user = liveUser(ctx, caller, params.id);
-    if (body.email !== undefined) {
-      const email = normalizeEmail(body.email);
-      assertEmailFree(ctx, email, user.id);
-      user.email = email;
-    }
-    if (body.firstName !== undefined) user.firstName = body.firstName;
-    if (body.lastName !== undefined) user.lastName = body.lastName;
-    user.updatedAt = ctx.now();
-    return userView(ctx, user);
-  });
-
-  defineRoute(app, ctx, "deleteUser", routes.deleteUser, ({ params, caller }) => {
-    const user = liveUser(ctx, caller, params.id);
-    if (user.id === caller.user.id) throw conflict("You cannot delete your own user");
-    softDelete(ctx, user);
-  });
-
-  defineRoute(app, ctx, "resendInvite", routes.resendInvite, ({ params, caller }) => {
-    const user = liveUser(ctx, caller, params.id);
-    if (user.inviteStatus === "activated") throw conflict(`User ${user.id} has already accepted the invitation`);
-    sendInvite(ctx, user);
-    return { id: user.id, inviteStatus: effectiveInviteStatus(ctx, user), invitedAt: iso(user.invitedAt ?? ctx.now()) };
-  });
-
-  defineRoute(app, ctx, "userTeams", routes.userTeams, ({ params, query, caller }) => {
-    const user = liveUser(ctx, caller, params.id);
-    const teams = Object.values(ctx.state.teams)
-      .filter((t) => t.memberIds.includes(user.id))
-      .map((t) => teamView(ctx, t));
-    return paginate(teams, query, teamListOptions);
-  });
-
-  defineRoute(app, ctx, "userRoles", routes.userRoles, ({ params, caller }) =>
-    liveUser(ctx, caller, params.userId).roles.map(roleView),
-  );
-
-  defineRoute(app, ctx, "addUserRole", routes.addUserRole, ({ params, body, caller }) => {
-    const user = liveUser(ctx, caller, params.userId);
-    assertGrantable(caller, [body.roleName]);
-    if (!user.roles.includes(body.roleName)) {
-      user.roles.push(body.roleName);
-      user.updatedAt = ctx.now();
-    }
-    return user.roles.map(roleView);
-  });
-
-  defineRoute(app, ctx, "removeUserRole", routes.removeUserRole, ({ params, caller }) => {
-    const user = liveUser(ctx, caller, params.userId);
-    const role = user.roles.find((r) => r === params.roleName);
-    if (role === undefined) throw notFound("Role", `${params.roleName} of user ${user.id}`);
-    assertGrantable(caller, [role]);
-    user.roles = user.roles.filter((r) => r !== role);
-    user.updatedAt = ctx.now();
-  });
-
+function userHandlers(ctx: EmulatorContext): RouteHandlers {
   const eachUser = (caller: Caller, ids: readonly string[], act: (user: UserRec) => string | null): BulkItem[] =>
     [...new Set(ids)].map((id) => {
       const user = ctx.state.users[id];
@@ -355,41 +214,190 @@ export function registerUserRoutes(app: FastifyInstance, ctx: EmulatorContext): 
       return error === null ? bulkOk(id) : bulkError(id, error);
     });
 
-  defineRoute(app, ctx, "bulkDeleteUsers", routes.bulkDeleteUsers, ({ body, caller }) =>
-    eachUser(caller, body.ids, (user) => {
-      if (user.id === caller.user.id) return "You cannot delete your own user";
-      softDelete(ctx, user);
-      return null;
-    }),
-  );
+  return {
+    me({ caller }) {
+      return userView(ctx, caller.user);
+    },
 
-  defineRoute(app, ctx, "bulkResendInvite", routes.bulkResendInvite, ({ body, caller }) =>
-    eachUser(caller, body.ids, (user) => {
-      if (user.inviteStatus === "activated") return `User ${user.id} has already accepted the invitation`;
-      sendInvite(ctx, user);
-      return null;
-    }),
-  );
-
-  defineRoute(app, ctx, "bulkAssignRoles", routes.bulkAssignRoles, ({ body, caller }) => {
-    const users = bodyUsers(ctx, caller.entityId, body.userIds, "userIds");
-    const roles = [...new Set(body.roleNames)];
-    assertGrantable(caller, roles);
-    let affected = 0;
-    for (const user of users) {
-      for (const role of roles) {
-        if (user.roles.includes(role)) continue;
-        user.roles.push(role);
-        user.updatedAt = ctx.now();
-        affected++;
+    listUsers({ query, caller }) {
+      const entityId = listEntity(ctx, caller, query["filter[entityId]"]);
+      if (query.roleId !== undefined && query.roleId !== "0" && !RoleName.safeParse(query.roleId).success) {
+        throw invalid(`roleId: unknown role "${query.roleId}"; use one of ${RoleName.options.join(", ")} or 0`);
       }
-    }
-    return { affected };
-  });
+      const deleted = query.deletedFilter ?? "exclude";
+      const excluded = query["filter[excludeTeamId]"];
+      const excludedMembers = new Set(
+        excluded === undefined ? [] : (ctx.state.teams[String(excluded)]?.memberIds ?? []),
+      );
+      const rows = Object.values(ctx.state.users)
+        .filter((u) => u.entityId === entityId)
+        .filter((u) =>
+          deleted === "exclude" ? u.deletedAt === null : deleted === "only" ? u.deletedAt !== null : true,
+        )
+        .map((u) => userView(ctx, u))
+        .filter((u) => !excludedMembers.has(u.id))
+        .filter((u) => query.inviteStatus === undefined || query.inviteStatus.includes(u.inviteStatus))
+        .filter((u) =>
+          query.teamId === undefined
+            ? true
+            : query.teamId === 0
+              ? u.teamIds.length === 0
+              : u.teamIds.includes(query.teamId),
+        )
+        .filter((u) =>
+          query.roleId === undefined
+            ? true
+            : query.roleId === "0"
+              ? u.roles.length === 0
+              : u.roles.includes(query.roleId),
+        )
+        .filter((u) => query.noTeam !== true || u.teamIds.length === 0)
+        .filter((u) => query.noRole !== true || u.roles.length === 0);
+      return paginate(rows, query, userListOptions("createdAt:desc"));
+    },
 
-  defineRoute(app, ctx, "bulkAssignTeams", routes.bulkAssignTeams, ({ body, caller }) => {
-    const users = bodyUsers(ctx, caller.entityId, body.userIds, "userIds");
-    const teams = bodyTeams(ctx, caller.entityId, body.teamIds, "teamIds");
-    return { affected: addMemberships(ctx, users, teams) };
-  });
+    createUser({ body, caller }) {
+      const register = body.action === "register";
+      const entityId = body.entityId ?? caller.entityId;
+      if (!isWithinEntity(ctx, entityId, caller.entityId)) {
+        throw forbidden(`entityId ${entityId} is not the active entity or one of its children`);
+      }
+      const email = normalizeEmail(body.email);
+      assertEmailFree(ctx, email);
+      const roles = [...new Set<RoleName>(body.roleNames ?? ["tenant-user"])];
+      assertGrantable(caller, roles);
+      const teams = bodyTeams(ctx, entityId, body.teamIds ?? [], "teamIds");
+      const now = ctx.now();
+      const user: UserRec = {
+        id: randomUUID(),
+        entityId,
+        email,
+        firstName: body.firstName ?? null,
+        lastName: body.lastName ?? null,
+        passwordHash: register && body.password !== undefined ? hashPassword(body.password) : null,
+        roles,
+        inviteStatus: register ? "activated" : "pending",
+        invitedAt: null,
+        totpSecret: null,
+        twoFactorSetupAt: null,
+        backupCodeHashes: [],
+        platformAdmin: false,
+        createdAt: now,
+        updatedAt: now,
+        deletedAt: null,
+      };
+      ctx.state.users[user.id] = user;
+      if (!register) sendInvite(ctx, user);
+      addMemberships(ctx, [user], teams);
+      return userView(ctx, user);
+    },
+
+    getUser({ params, caller }) {
+      return userView(ctx, liveUser(ctx, caller, params.id));
+    },
+
+    updateUser({ params, body, caller }) {
+      const user = liveUser(ctx, caller, params.id);
+      if (body.email !== undefined) {
+        const email = normalizeEmail(body.email);
+        assertEmailFree(ctx, email, user.id);
+        user.email = email;
+      }
+      if (body.firstName !== undefined) user.firstName = body.firstName;
+      if (body.lastName !== undefined) user.lastName = body.lastName;
+      user.updatedAt = ctx.now();
+      return userView(ctx, user);
+    },
+
+    deleteUser({ params, caller }) {
+      const user = liveUser(ctx, caller, params.id);
+      if (user.id === caller.user.id) throw conflict("You cannot delete your own user");
+      softDelete(ctx, user);
+    },
+
+    resendInvite({ params, caller }) {
+      const user = liveUser(ctx, caller, params.id);
+      if (user.inviteStatus === "activated") throw conflict(`User ${user.id} has already accepted the invitation`);
+      sendInvite(ctx, user);
+      return {
+        id: user.id,
+        inviteStatus: effectiveInviteStatus(ctx, user),
+        invitedAt: iso(user.invitedAt ?? ctx.now()),
+      };
+    },
+
+    userTeams({ params, query, caller }) {
+      const user = liveUser(ctx, caller, params.id);
+      const teams = Object.values(ctx.state.teams)
+        .filter((t) => t.memberIds.includes(user.id))
+        .map((t) => teamView(ctx, t));
+      return paginate(teams, query, teamListOptions);
+    },
+
+    userRoles({ params, caller }) {
+      return liveUser(ctx, caller, params.userId).roles.map(roleView);
+    },
+
+    addUserRole({ params, body, caller }) {
+      const user = liveUser(ctx, caller, params.userId);
+      assertGrantable(caller, [body.roleName]);
+      if (!user.roles.includes(body.roleName)) {
+        user.roles.push(body.roleName);
+        user.updatedAt = ctx.now();
+      }
+      return user.roles.map(roleView);
+    },
+
+    removeUserRole({ params, caller }) {
+      const user = liveUser(ctx, caller, params.userId);
+      const role = user.roles.find((r) => r === params.roleName);
+      if (role === undefined) throw notFound("Role", `${params.roleName} of user ${user.id}`);
+      assertGrantable(caller, [role]);
+      user.roles = user.roles.filter((r) => r !== role);
+      user.updatedAt = ctx.now();
+    },
+
+    bulkDeleteUsers({ body, caller }) {
+      return eachUser(caller, body.ids, (user) => {
+        if (user.id === caller.user.id) return "You cannot delete your own user";
+        softDelete(ctx, user);
+        return null;
+      });
+    },
+
+    bulkResendInvite({ body, caller }) {
+      return eachUser(caller, body.ids, (user) => {
+        if (user.inviteStatus === "activated") return `User ${user.id} has already accepted the invitation`;
+        sendInvite(ctx, user);
+        return null;
+      });
+    },
+
+    bulkAssignRoles({ body, caller }) {
+      const users = bodyUsers(ctx, caller.entityId, body.userIds, "userIds");
+      const roles = [...new Set(body.roleNames)];
+      assertGrantable(caller, roles);
+      let affected = 0;
+      for (const user of users) {
+        for (const role of roles) {
+          if (user.roles.includes(role)) continue;
+          user.roles.push(role);
+          user.updatedAt = ctx.now();
+          affected++;
+        }
+      }
+      return { affected };
+    },
+
+    bulkAssignTeams({ body, caller }) {
+      const users = bodyUsers(ctx, caller.entityId, body.userIds, "userIds");
+      const teams = bodyTeams(ctx, caller.entityId, body.teamIds, "teamIds");
+      return { affected: addMemberships(ctx, users, teams) };
+    },
+  };
+}
+
+/** Users: CRUD with soft delete, roles, invites, memberships, bulk operations. */
+export async function userRoutes(app: FastifyInstance, { ctx }: RouteGroupOptions): Promise<void> {
+  defineRoutes(app, ctx, userHandlers(ctx));
 }

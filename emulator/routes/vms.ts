@@ -4,9 +4,10 @@ import type { z } from "zod";
 import { routes, type JobArrayItem, type VmDetail, type VmListItem } from "../../provider/api";
 import type { Caller, EmulatorContext } from "../context";
 import { ApiProblem, conflict, invalid } from "../errors";
-import { defineRoute, Envelope, iso, owned, paginate } from "../http";
-import { operationJob, registerJobEffect, startJob } from "../jobs";
+import { Envelope, iso, owned, paginate } from "../http";
+import { operationJob, registerJobEffects, type JobEffect, startJob } from "../jobs";
 import type { Catalog, NetworkRec, NicRec, State, VmRec } from "../state";
+import { defineRoutes, type RouteGroupOptions, type RouteHandlers } from "./group";
 
 /** Statuses during which a job is working on the VM: other state-changing operations must wait (409). */
 const transitional = new Set(["Creating", "Resizing", "Rescuing", "Unrescuing", "Deleting"]);
@@ -239,21 +240,6 @@ function volumesOf(state: State, vmId: string) {
   return Object.values(state.volumes).filter((v) => v.virtualMachineId === vmId);
 }
 
-registerJobEffect("vm.create", {
-  complete(ctx, job) {
-    const vm = ctx.state.vms[job.targetId];
-    if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
-    vm.status = "Running";
-    vm.updatedAt = ctx.now();
-  },
-  fail(ctx, job) {
-    const vm = ctx.state.vms[job.targetId];
-    if (!vm) return;
-    vm.status = "Error";
-    vm.updatedAt = ctx.now();
-  },
-});
-
 function restorePreviousStatus(ctx: EmulatorContext, vmId: string, status: unknown): void {
   const vm = ctx.state.vms[vmId];
   if (!vm) return;
@@ -261,57 +247,70 @@ function restorePreviousStatus(ctx: EmulatorContext, vmId: string, status: unkno
   vm.updatedAt = ctx.now();
 }
 
-registerJobEffect("vm.delete", {
-  complete(ctx, job) {
-    const vm = ctx.state.vms[job.targetId];
-    if (!vm) return;
-    const now = ctx.now();
-    for (const volume of volumesOf(ctx.state, vm.id)) {
-      volume.virtualMachineId = null;
-      volume.status = "Available";
-      volume.updatedAt = now;
-    }
-    // Removing the record releases its public address and network interfaces.
-    delete ctx.state.vms[vm.id];
+/** What the VM operations do to the state when their jobs end. */
+const vmJobEffects: Record<string, JobEffect> = {
+  "vm.create": {
+    complete(ctx, job) {
+      const vm = ctx.state.vms[job.targetId];
+      if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
+      vm.status = "Running";
+      vm.updatedAt = ctx.now();
+    },
+    fail(ctx, job) {
+      const vm = ctx.state.vms[job.targetId];
+      if (!vm) return;
+      vm.status = "Error";
+      vm.updatedAt = ctx.now();
+    },
   },
-  fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, job.payload.previousStatus),
-});
-
-registerJobEffect("vm.resize", {
-  complete(ctx, job) {
-    const vm = ctx.state.vms[job.targetId];
-    if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
-    vm.configurationId = Number(job.payload.configurationId);
-    vm.status = String(job.payload.previousStatus);
-    vm.updatedAt = ctx.now();
+  "vm.delete": {
+    complete(ctx, job) {
+      const vm = ctx.state.vms[job.targetId];
+      if (!vm) return;
+      const now = ctx.now();
+      for (const volume of volumesOf(ctx.state, vm.id)) {
+        volume.virtualMachineId = null;
+        volume.status = "Available";
+        volume.updatedAt = now;
+      }
+      // Removing the record releases its public address and network interfaces.
+      delete ctx.state.vms[vm.id];
+    },
+    fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, job.payload.previousStatus),
   },
-  fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, job.payload.previousStatus),
-});
-
-registerJobEffect("vm.rescue", {
-  complete(ctx, job) {
-    const vm = ctx.state.vms[job.targetId];
-    if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
-    vm.rescueImageId = String(job.payload.imageId);
-    vm.status = "Rescued";
-    vm.updatedAt = ctx.now();
+  "vm.resize": {
+    complete(ctx, job) {
+      const vm = ctx.state.vms[job.targetId];
+      if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
+      vm.configurationId = Number(job.payload.configurationId);
+      vm.status = String(job.payload.previousStatus);
+      vm.updatedAt = ctx.now();
+    },
+    fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, job.payload.previousStatus),
   },
-  fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, job.payload.previousStatus),
-});
-
-registerJobEffect("vm.unrescue", {
-  complete(ctx, job) {
-    const vm = ctx.state.vms[job.targetId];
-    if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
-    vm.rescueImageId = null;
-    vm.status = "Running";
-    vm.updatedAt = ctx.now();
+  "vm.rescue": {
+    complete(ctx, job) {
+      const vm = ctx.state.vms[job.targetId];
+      if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
+      vm.rescueImageId = String(job.payload.imageId);
+      vm.status = "Rescued";
+      vm.updatedAt = ctx.now();
+    },
+    fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, job.payload.previousStatus),
   },
-  fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, "Rescued"),
-});
+  "vm.unrescue": {
+    complete(ctx, job) {
+      const vm = ctx.state.vms[job.targetId];
+      if (!vm) throw new Error(`VM ${job.targetId} no longer exists`);
+      vm.rescueImageId = null;
+      vm.status = "Running";
+      vm.updatedAt = ctx.now();
+    },
+    fail: (ctx, job) => restorePreviousStatus(ctx, job.targetId, "Rescued"),
+  },
+};
 
-/** The virtual machine routes of the contract (listVms … getVmSshKey). */
-export function registerVmRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+function vmHandlers(ctx: EmulatorContext): RouteHandlers {
   const { state } = ctx;
   const vmOf = (id: string, caller: Caller) => owned(state.vms, id, caller, "VM");
 
@@ -320,204 +319,224 @@ export function registerVmRoutes(app: FastifyInstance, ctx: EmulatorContext): vo
     return new Envelope(operationJob(job), undefined, message);
   };
 
-  defineRoute(app, ctx, "listVms", routes.listVms, ({ query, caller }) => {
-    const { catalog } = state;
-    const dc = (vm: VmRec) => datacenterOf(catalog, vm.datacenterId);
-    const lower = (s: string | undefined) => s?.toLowerCase();
-    const rows = Object.values(state.vms).filter(
-      (vm) =>
-        vm.entityId === caller.entityId &&
-        (query["filter[teamId]"] === undefined || vm.teamId === query["filter[teamId]"]) &&
-        (query["filter[regionId]"] === undefined || dc(vm).regionId === query["filter[regionId]"]) &&
-        (query["filter[datacenterId]"] === undefined || vm.datacenterId === query["filter[datacenterId]"]) &&
-        (query["filter[configurationId]"] === undefined || vm.configurationId === query["filter[configurationId]"]) &&
-        (query["filter[imageName]"] === undefined ||
-          imageOf(catalog, vm.imageId).name.toLowerCase() === lower(query["filter[imageName]"])) &&
-        (query["filter[status]"] === undefined || vm.status.toLowerCase() === lower(query["filter[status]"])),
-    );
-    const page = paginate(rows, query, {
-      sortFields: {
-        name: (vm) => vm.name.toLowerCase(),
-        createdAt: (vm) => vm.createdAt,
-        updatedAt: (vm) => vm.updatedAt,
-        configuration: (vm) => configurationOf(catalog, vm.configurationId).cpu,
-        region: (vm) => dc(vm).region,
-        datacenter: (vm) => dc(vm).name,
-      },
-      defaultSort: "createdAt:desc",
-      searchFields: [(vm) => vm.name, (vm) => vm.nics.map((n) => n.privateIp).join(" "), (vm) => vm.publicIp],
-    });
-    return new Envelope(
-      (page.data as VmRec[]).map((vm) => listItem(catalog, vm)),
-      page.meta,
-    );
-  });
-
-  defineRoute(app, ctx, "getVm", routes.getVm, ({ params, caller }) => detail(state, vmOf(params.id, caller)));
-
-  defineRoute(app, ctx, "createVm", routes.createVm, ({ body, caller }) => {
-    const issues = validateCreate(state, caller, body);
-    if (issues.length > 0) throw invalidFields(issues);
-    const count = body.numberOfInstances ?? 1;
-    const names = count === 1 ? [body.name] : Array.from({ length: count }, (_, i) => `${body.name}-${i + 1}`);
-    // Plan every address first so that running out fails the whole request and creates nothing.
-    const addresses = new AddressBook(state);
-    const publicTaken = takenPublicIps(state);
-    const plans = names.map((name) => {
-      const nics: NicRec[] = body.networkInterfaces
-        ? body.networkInterfaces.map((nic) => ({
-            id: randomUUID(),
-            networkId: nic.networkId,
-            primary: nic.primary,
-            privateIp: addresses.onNetwork(state.networks[nic.networkId]),
-          }))
-        : [
-            {
-              id: randomUUID(),
-              networkId: AUTOMATIC_NETWORK_ID,
-              primary: true,
-              privateIp: addresses.take(AUTOMATIC_NETWORK_ID, automaticCidr),
-            },
-          ];
-      return { name, nics, publicIp: body.allocatePublicIp ? nextPublicIp(publicTaken) : null };
-    });
-    const now = ctx.now();
-    return plans.map((plan): z.input<typeof JobArrayItem> => {
-      const vm: VmRec = {
-        id: randomUUID(),
-        entityId: caller.entityId,
-        name: plan.name,
-        status: "Creating",
-        datacenterId: body.datacenterId,
-        imageId: body.imageId,
-        configurationId: body.configurationId,
-        teamId: body.teamId ?? null,
-        publicIp: plan.publicIp,
-        nics: plan.nics,
-        sshKeyIds: [...(body.sshKeyIds ?? [])],
-        privateKey: newPrivateKey(),
-        rescueImageId: null,
-        createdAt: now,
-        updatedAt: now,
-      };
-      state.vms[vm.id] = vm;
-      const job = startJob(ctx, {
-        entityId: caller.entityId,
-        resourceType: "vm",
-        operation: "vm.create",
-        targetId: vm.id,
-        payload: { name: vm.name },
-      });
-      return { id: job.id, status: "pending", resourceType: "vm", createdAt: iso(job.createdAt) };
-    });
-  });
-
-  defineRoute(app, ctx, "updateVm", routes.updateVm, ({ params, body, caller }) => {
-    const vm = vmOf(params.id, caller);
-    if (body.teamId !== undefined && body.teamId !== null && !teamOf(state, caller.entityId, body.teamId)) {
-      throw invalidFields([{ field: "teamId", message: `resource group ${body.teamId} does not exist` }]);
-    }
-    if (vm.status === "Deleting") throw conflict(`VM ${vm.name} is being deleted`, { status: vm.status });
-    if (body.name !== undefined) vm.name = body.name;
-    if (body.teamId !== undefined) vm.teamId = body.teamId;
+  const power = (id: string, caller: Caller, from: string, to: string, action: string) => {
+    const vm = vmOf(id, caller);
+    requireStatus(vm, [from], action);
+    vm.status = to;
     vm.updatedAt = ctx.now();
-    return detail(state, vm);
-  });
+    return { id: vm.id, status: vm.status };
+  };
 
-  defineRoute(app, ctx, "deleteVm", routes.deleteVm, ({ params, caller }) => {
-    const vm = vmOf(params.id, caller);
-    requireSettled(vm);
-    const previousStatus = vm.status;
-    vm.status = "Deleting";
-    vm.updatedAt = ctx.now();
-    return startOperation(vm, "vm.delete", { previousStatus }, `Deletion of VM ${vm.name} started`);
-  });
-
-  const power = (name: "startVm" | "stopVm" | "resetVm", from: string, to: string, action: string) =>
-    defineRoute(app, ctx, name, routes[name], ({ params, caller }) => {
-      const vm = vmOf(params.id, caller);
-      requireStatus(vm, [from], action);
-      vm.status = to;
-      vm.updatedAt = ctx.now();
-      return { id: vm.id, status: vm.status };
-    });
-  power("startVm", "Stopped", "Running", "start");
-  power("stopVm", "Running", "Stopped", "stop");
-  power("resetVm", "Running", "Running", "reset");
-
-  defineRoute(app, ctx, "resizeVm", routes.resizeVm, ({ params, body, caller }) => {
-    const vm = vmOf(params.id, caller);
-    const target = state.catalog.configurations.find((c) => c.id === body.configurationId);
-    if (!target) {
-      throw invalidFields([
-        { field: "configurationId", message: `configuration ${body.configurationId} does not exist` },
-      ]);
-    }
-    const current = configurationOf(state.catalog, vm.configurationId);
-    const shrinks = (["cpu", "ram", "disk"] as const)
-      .filter((k) => target[k] < current[k])
-      .map((k) => `${k} ${current[k]} → ${target[k]}`);
-    if (shrinks.length > 0) {
-      throw invalidFields([
-        {
-          field: "configurationId",
-          message: `a VM can only grow in place (${current.name} → ${target.name} would shrink ${shrinks.join(", ")})`,
+  return {
+    listVms({ query, caller }) {
+      const { catalog } = state;
+      const dc = (vm: VmRec) => datacenterOf(catalog, vm.datacenterId);
+      const lower = (s: string | undefined) => s?.toLowerCase();
+      const rows = Object.values(state.vms).filter(
+        (vm) =>
+          vm.entityId === caller.entityId &&
+          (query["filter[teamId]"] === undefined || vm.teamId === query["filter[teamId]"]) &&
+          (query["filter[regionId]"] === undefined || dc(vm).regionId === query["filter[regionId]"]) &&
+          (query["filter[datacenterId]"] === undefined || vm.datacenterId === query["filter[datacenterId]"]) &&
+          (query["filter[configurationId]"] === undefined || vm.configurationId === query["filter[configurationId]"]) &&
+          (query["filter[imageName]"] === undefined ||
+            imageOf(catalog, vm.imageId).name.toLowerCase() === lower(query["filter[imageName]"])) &&
+          (query["filter[status]"] === undefined || vm.status.toLowerCase() === lower(query["filter[status]"])),
+      );
+      const page = paginate(rows, query, {
+        sortFields: {
+          name: (vm) => vm.name.toLowerCase(),
+          createdAt: (vm) => vm.createdAt,
+          updatedAt: (vm) => vm.updatedAt,
+          configuration: (vm) => configurationOf(catalog, vm.configurationId).cpu,
+          region: (vm) => dc(vm).region,
+          datacenter: (vm) => dc(vm).name,
         },
-      ]);
-    }
-    requireStatus(vm, ["Running", "Stopped"], "resize");
-    const previousStatus = vm.status;
-    vm.status = "Resizing";
-    vm.updatedAt = ctx.now();
-    return startOperation(
-      vm,
-      "vm.resize",
-      { configurationId: target.id, previousStatus },
-      `Resize of VM ${vm.name} to ${target.name} started`,
-    );
-  });
+        defaultSort: "createdAt:desc",
+        searchFields: [(vm) => vm.name, (vm) => vm.nics.map((n) => n.privateIp).join(" "), (vm) => vm.publicIp],
+      });
+      return new Envelope(
+        (page.data as VmRec[]).map((vm) => listItem(catalog, vm)),
+        page.meta,
+      );
+    },
 
-  defineRoute(app, ctx, "getRescue", routes.getRescue, ({ params, caller }) => {
-    const vm = vmOf(params.id, caller);
-    if (vm.rescueImageId === null) return { rescued: false, image: null };
-    const image = state.catalog.rescueImages.find((i) => i.id === vm.rescueImageId) ?? {
-      id: vm.rescueImageId,
-      name: "custom",
-      osFamily: "unknown",
-    };
-    return { rescued: true, image: { ...image } };
-  });
+    getVm({ params, caller }) {
+      return detail(state, vmOf(params.id, caller));
+    },
 
-  defineRoute(app, ctx, "rescueVm", routes.rescueVm, ({ params, body, caller }) => {
-    const vm = vmOf(params.id, caller);
-    if (body.sourceType === "catalog" && !state.catalog.rescueImages.some((i) => i.id === body.sourceImageId)) {
-      throw invalidFields([
-        { field: "sourceImageId", message: `${body.sourceImageId} is not a rescue image of the catalog` },
-      ]);
-    }
-    if (vm.status === "Rescued") throw conflict(`VM ${vm.name} is already rescued`, { status: vm.status });
-    requireStatus(vm, ["Running", "Stopped"], "rescue");
-    const previousStatus = vm.status;
-    vm.status = "Rescuing";
-    vm.updatedAt = ctx.now();
-    return startOperation(
-      vm,
-      "vm.rescue",
-      { imageId: body.sourceImageId, sourceType: body.sourceType, previousStatus },
-      `Rescue of VM ${vm.name} started; its disk stays attached as a secondary disk`,
-    );
-  });
+    createVm({ body, caller }) {
+      const issues = validateCreate(state, caller, body);
+      if (issues.length > 0) throw invalidFields(issues);
+      const count = body.numberOfInstances ?? 1;
+      const names = count === 1 ? [body.name] : Array.from({ length: count }, (_, i) => `${body.name}-${i + 1}`);
+      // Plan every address first so that running out fails the whole request and creates nothing.
+      const addresses = new AddressBook(state);
+      const publicTaken = takenPublicIps(state);
+      const plans = names.map((name) => {
+        const nics: NicRec[] = body.networkInterfaces
+          ? body.networkInterfaces.map((nic) => ({
+              id: randomUUID(),
+              networkId: nic.networkId,
+              primary: nic.primary,
+              privateIp: addresses.onNetwork(state.networks[nic.networkId]),
+            }))
+          : [
+              {
+                id: randomUUID(),
+                networkId: AUTOMATIC_NETWORK_ID,
+                primary: true,
+                privateIp: addresses.take(AUTOMATIC_NETWORK_ID, automaticCidr),
+              },
+            ];
+        return { name, nics, publicIp: body.allocatePublicIp ? nextPublicIp(publicTaken) : null };
+      });
+      const now = ctx.now();
+      return plans.map((plan): z.input<typeof JobArrayItem> => {
+        const vm: VmRec = {
+          id: randomUUID(),
+          entityId: caller.entityId,
+          name: plan.name,
+          status: "Creating",
+          datacenterId: body.datacenterId,
+          imageId: body.imageId,
+          configurationId: body.configurationId,
+          teamId: body.teamId ?? null,
+          publicIp: plan.publicIp,
+          nics: plan.nics,
+          sshKeyIds: [...(body.sshKeyIds ?? [])],
+          privateKey: newPrivateKey(),
+          rescueImageId: null,
+          createdAt: now,
+          updatedAt: now,
+        };
+        state.vms[vm.id] = vm;
+        const job = startJob(ctx, {
+          entityId: caller.entityId,
+          resourceType: "vm",
+          operation: "vm.create",
+          targetId: vm.id,
+          payload: { name: vm.name },
+        });
+        return { id: job.id, status: "pending", resourceType: "vm", createdAt: iso(job.createdAt) };
+      });
+    },
 
-  defineRoute(app, ctx, "unrescueVm", routes.unrescueVm, ({ params, caller }) => {
-    const vm = vmOf(params.id, caller);
-    requireSettled(vm);
-    if (vm.status !== "Rescued") throw conflict(`VM ${vm.name} is not rescued`, { status: vm.status });
-    vm.status = "Unrescuing";
-    vm.updatedAt = ctx.now();
-    return startOperation(vm, "vm.unrescue", {}, `VM ${vm.name} is leaving rescue mode`);
-  });
+    updateVm({ params, body, caller }) {
+      const vm = vmOf(params.id, caller);
+      if (body.teamId !== undefined && body.teamId !== null && !teamOf(state, caller.entityId, body.teamId)) {
+        throw invalidFields([{ field: "teamId", message: `resource group ${body.teamId} does not exist` }]);
+      }
+      if (vm.status === "Deleting") throw conflict(`VM ${vm.name} is being deleted`, { status: vm.status });
+      if (body.name !== undefined) vm.name = body.name;
+      if (body.teamId !== undefined) vm.teamId = body.teamId;
+      vm.updatedAt = ctx.now();
+      return detail(state, vm);
+    },
 
-  defineRoute(app, ctx, "getVmSshKey", routes.getVmSshKey, ({ params, caller }) => ({
-    privateKey: vmOf(params.id, caller).privateKey,
-  }));
+    deleteVm({ params, caller }) {
+      const vm = vmOf(params.id, caller);
+      requireSettled(vm);
+      const previousStatus = vm.status;
+      vm.status = "Deleting";
+      vm.updatedAt = ctx.now();
+      return startOperation(vm, "vm.delete", { previousStatus }, `Deletion of VM ${vm.name} started`);
+    },
+
+    startVm({ params, caller }) {
+      return power(params.id, caller, "Stopped", "Running", "start");
+    },
+
+    stopVm({ params, caller }) {
+      return power(params.id, caller, "Running", "Stopped", "stop");
+    },
+
+    resetVm({ params, caller }) {
+      return power(params.id, caller, "Running", "Running", "reset");
+    },
+
+    resizeVm({ params, body, caller }) {
+      const vm = vmOf(params.id, caller);
+      const target = state.catalog.configurations.find((c) => c.id === body.configurationId);
+      if (!target) {
+        throw invalidFields([
+          { field: "configurationId", message: `configuration ${body.configurationId} does not exist` },
+        ]);
+      }
+      const current = configurationOf(state.catalog, vm.configurationId);
+      const shrinks = (["cpu", "ram", "disk"] as const)
+        .filter((k) => target[k] < current[k])
+        .map((k) => `${k} ${current[k]} → ${target[k]}`);
+      if (shrinks.length > 0) {
+        throw invalidFields([
+          {
+            field: "configurationId",
+            message: `a VM can only grow in place (${current.name} → ${target.name} would shrink ${shrinks.join(", ")})`,
+          },
+        ]);
+      }
+      requireStatus(vm, ["Running", "Stopped"], "resize");
+      const previousStatus = vm.status;
+      vm.status = "Resizing";
+      vm.updatedAt = ctx.now();
+      return startOperation(
+        vm,
+        "vm.resize",
+        { configurationId: target.id, previousStatus },
+        `Resize of VM ${vm.name} to ${target.name} started`,
+      );
+    },
+
+    getRescue({ params, caller }) {
+      const vm = vmOf(params.id, caller);
+      if (vm.rescueImageId === null) return { rescued: false, image: null };
+      const image = state.catalog.rescueImages.find((i) => i.id === vm.rescueImageId) ?? {
+        id: vm.rescueImageId,
+        name: "custom",
+        osFamily: "unknown",
+      };
+      return { rescued: true, image: { ...image } };
+    },
+
+    rescueVm({ params, body, caller }) {
+      const vm = vmOf(params.id, caller);
+      if (body.sourceType === "catalog" && !state.catalog.rescueImages.some((i) => i.id === body.sourceImageId)) {
+        throw invalidFields([
+          { field: "sourceImageId", message: `${body.sourceImageId} is not a rescue image of the catalog` },
+        ]);
+      }
+      if (vm.status === "Rescued") throw conflict(`VM ${vm.name} is already rescued`, { status: vm.status });
+      requireStatus(vm, ["Running", "Stopped"], "rescue");
+      const previousStatus = vm.status;
+      vm.status = "Rescuing";
+      vm.updatedAt = ctx.now();
+      return startOperation(
+        vm,
+        "vm.rescue",
+        { imageId: body.sourceImageId, sourceType: body.sourceType, previousStatus },
+        `Rescue of VM ${vm.name} started; its disk stays attached as a secondary disk`,
+      );
+    },
+
+    unrescueVm({ params, caller }) {
+      const vm = vmOf(params.id, caller);
+      requireSettled(vm);
+      if (vm.status !== "Rescued") throw conflict(`VM ${vm.name} is not rescued`, { status: vm.status });
+      vm.status = "Unrescuing";
+      vm.updatedAt = ctx.now();
+      return startOperation(vm, "vm.unrescue", {}, `VM ${vm.name} is leaving rescue mode`);
+    },
+
+    getVmSshKey({ params, caller }) {
+      return {
+        privateKey: vmOf(params.id, caller).privateKey,
+      };
+    },
+  };
+}
+
+/** The virtual machine routes of the contract (listVms … getVmSshKey). */
+export async function vmRoutes(app: FastifyInstance, { ctx }: RouteGroupOptions): Promise<void> {
+  registerJobEffects(ctx, vmJobEffects);
+  defineRoutes(app, ctx, vmHandlers(ctx));
 }
