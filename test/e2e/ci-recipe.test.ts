@@ -13,8 +13,8 @@ import * as path from "node:path";
 import { validateWorkflow } from "@action-validator/core";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { cliEnvironment, prepareProject } from "../../tools/pulumi-cli";
-import { cliWorld, describeCli } from "./helpers";
+import { prepareProject } from "../../tools/pulumi-cli";
+import { cliWorld, describeCli, type CliWorld } from "./helpers";
 
 const root = path.resolve(__dirname, "../..");
 const recipe = path.join(root, "examples", "ci");
@@ -242,115 +242,191 @@ describe("the CI recipe's files", () => {
   });
 });
 
-const world = await cliWorld();
-const admin = world.emulator.bootstrap.users.admin;
+/** A job's run as the story reads it, whichever CI ran it. */
+interface Ran {
+  succeeded: boolean;
+  /** What the job printed. */
+  log: string;
+  /** What it published: GitHub's job summary, GitLab's artifacts. */
+  published: string;
+}
+type Event = "pull request" | "push to main" | "schedule";
+type RunJob = (job: "preview" | "up" | "drift", event: Event) => Promise<Ran>;
+
+/** What a runner of ours has besides the repository's tools: an offline CLI, nothing of this process's own config. */
+function runnerEnvironment(workspace: string, projectDir: string): Record<string, string> {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && !/^(PULUMI_|CLOUDINFRA_)/.test(entry[0]),
+    ),
+  );
+  return {
+    ...inherited,
+    CI: "true",
+    PULUMI_HOME: path.join(workspace, "..", "pulumi-home"),
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    PULUMI_NODEJS_TRANSPILE_ONLY: "true",
+    // the symlinked node_modules of a prepared project resolve from NODE_PATH only (see cliEnvironment)
+    NODE_PATH: path.join(workspace, projectDir, "node_modules"),
+    // job polling at test speed (the emulator's jobs take a fraction of a second)
+    CLOUDINFRA_POLL_INTERVAL_MS: "20",
+  };
+}
+
+/**
+ * The story both recipes must tell, against the emulator of `world`: a preview of the stack with the policy pack,
+ * published; the update; a change made through the API; the drift alarm failing and naming the drifted resources and
+ * properties with both values, changing nothing; the next update repairing it; the alarm silent. Returns the logs.
+ */
+async function story(world: CliWorld, run: RunJob, outputOf: (name: string) => Promise<string>): Promise<string[]> {
+  const logs: string[] = [];
+  const job = async (id: "preview" | "up" | "drift", event: Event) => {
+    const ran = await run(id, event);
+    logs.push(ran.log, ran.published);
+    console.log(`${ran.log}\n--- published:\n${ran.published}`);
+    return ran;
+  };
+  const networks = async () => (await world.api.listNetworks({ query: { search: "quickstart-net" } })).data;
+
+  // (a) the pull request: a preview of the whole stack, the policy pack run, the preview published
+  const preview = await job("preview", "pull request");
+  expect(preview.succeeded).toBe(true);
+  for (const kind of ["Network", "VirtualMachine", "Volume", "VolumeAttachment"]) {
+    expect(preview.log).toContain(`+ pulumi-nodejs:dynamic/cloudinfra:${kind}: (create)`);
+  }
+  expect(preview.log).toMatch(/Policy Packs run:[\s\S]*cloudinfra-guard\|local\|/);
+  expect(preview.log).toContain("cloudinfra-guard@v0.1.0 [advisory]");
+  expect(preview.published).toMatch(/\+ 5 to create/);
+  expect(await networks()).toEqual([]);
+
+  // (b) main: the update, then the API holds the stack
+  const up = await job("up", "push to main");
+  expect(up.succeeded).toBe(true);
+  expect(up.published).toMatch(/\+ 5 created/);
+  const [network] = await networks();
+  expect(network?.description).toBe("quickstart network, managed by Pulumi");
+  const vmId = await outputOf("vmId");
+  expect(vmId).toMatch(/^[0-9a-f-]{36}$/);
+
+  // a change made behind the stack's back, through the API
+  await world.api.updateNetwork({
+    params: { id: network!.id },
+    body: { description: "edited by hand in the console" },
+  });
+  await world.api.stopVm({ params: { id: vmId } });
+
+  // (c) the drift alarm fires: non-zero, each drifted resource and property named with both values
+  const alarm = await job("drift", "schedule");
+  expect(alarm.succeeded).toBe(false);
+  for (const text of [alarm.log, alarm.published]) {
+    expect(text).toContain("**Drift in `production`**: 2 resources differ from what the stack recorded.");
+    expect(text).toContain(
+      '- `network` (cloudinfra:Network): `description` "quickstart network, managed by Pulumi" → "edited by hand in the console"',
+    );
+    expect(text).toMatch(/- `vm` \(cloudinfra:VirtualMachine\): `powerState` "running" → "stopped"/);
+  }
+  // the alarm changed nothing: the API still holds the edit
+  expect((await world.api.getNetwork({ params: { id: network!.id } })).description).toBe(
+    "edited by hand in the console",
+  );
+
+  // main's next update reads the cloud and puts back what the program declares
+  const repair = await job("up", "push to main");
+  expect(repair.succeeded).toBe(true);
+  expect((await world.api.getNetwork({ params: { id: network!.id } })).description).toBe(
+    "quickstart network, managed by Pulumi",
+  );
+  expect((await world.api.getVm({ params: { id: vmId } })).status).toBe("Running");
+
+  // and the alarm is silent
+  const quiet = await job("drift", "schedule");
+  expect(quiet.succeeded).toBe(true);
+  expect(quiet.log).toContain("No drift in `production`: the cloud holds what the stack recorded.");
+  return logs;
+}
+
+/** One output of a stack, by the CLI. */
+async function stackOutput(cwd: string, env: Record<string, string>, stack: string, name: string): Promise<string> {
+  const result = await bash(`pulumi stack output --stack "${stack}" ${name}`, cwd, env);
+  expect(result.exitCode, result.output).toBe(0);
+  return result.output.trim();
+}
+
+interface GitLabJob {
+  rules?: { if: string }[];
+  resource_group?: string;
+  variables?: Record<string, string>;
+  script: string[];
+  artifacts?: { paths?: string[] };
+}
+
+/** `$NAME` and `${NAME}` in a string, from `variables` (unknown names are empty, as in GitLab). */
+const gitlabExpand = (text: string, variables: Record<string, string>): string =>
+  text.replace(/\$\{?(\w+)\}?/g, (_, name: string) => variables[name] ?? "");
+
+/** The rules' expressions the recipe uses: `$A == "literal"`, `$A == $B`, `&&`. */
+function gitlabRule(expression: string, variables: Record<string, string>): boolean {
+  return expression.split("&&").every((clause) => {
+    const [left, right] = clause.split("==").map((side) => {
+      const value = side.trim();
+      const literal = /^"([^"]*)"$/.exec(value);
+      if (literal) return literal[1];
+      if (/^\$\w+$/.test(value)) return variables[value.slice(1)] ?? "";
+      throw new Error(`this runner does not evaluate the rule ${expression}`);
+    });
+    return left === right;
+  });
+}
+
+const worlds = { github: await cliWorld(), gitlab: await cliWorld() };
 
 describeCli("the CI recipe (examples/ci) run through the real CLI", () => {
-  /** What a runner of ours has besides the repository's tools: an offline CLI, nothing of this process's own config. */
-  const runnerEnvironment = (workspace: string): Record<string, string> => {
-    const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(
-        (entry): entry is [string, string] => entry[1] !== undefined && !/^(PULUMI_|CLOUDINFRA_)/.test(entry[0]),
-      ),
-    );
-    const offline = cliEnvironment(path.join(workspace, "..", "runner-backend"), path.join(workspace, "examples", "x"));
-    return {
-      ...inherited,
-      CI: "true",
-      PULUMI_HOME: offline.PULUMI_HOME!,
-      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-      PULUMI_NODEJS_TRANSPILE_ONLY: "true",
-      // the symlinked node_modules of a prepared project resolve from NODE_PATH only (see cliEnvironment)
-      NODE_PATH: path.join(workspace, workflow.env!.PULUMI_PROJECT_DIR!, "node_modules"),
-      // job polling at test speed (the emulator's jobs take a fraction of a second)
-      CLOUDINFRA_POLL_INTERVAL_MS: "20",
-    };
-  };
-
   it.concurrent(
-    "a pull request previews with the policy pack, main deploys, the drift alarm fires naming the drifted resource and property, the next update repairs it and the alarm is silent",
+    "GitHub: a pull request previews with the policy pack, main deploys, the drift alarm fires naming the drifted resource and property, the next update repairs it and the alarm is silent",
     async () => {
+      const world = worlds.github;
+      const admin = world.emulator.bootstrap.users.admin;
       const parent = fs.mkdtempSync(path.join(world.work, "github-"));
       const workspace = checkout(parent, workflow.env!);
       const passphrase = "ci-recipe-state-passphrase";
+      fs.mkdirSync(path.join(parent, "state"));
       const options = {
         workspace,
-        runner: runnerEnvironment(workspace),
+        runner: runnerEnvironment(workspace, workflow.env!.PULUMI_PROJECT_DIR!),
         secrets: { CLOUDINFRA_API_KEY: admin.apiKey, PULUMI_CONFIG_PASSPHRASE: passphrase },
         vars: { CLOUDINFRA_BASE_URL: world.emulator.baseUrl, PULUMI_BACKEND_URL: `file://${parent}/state` },
       };
-      fs.mkdirSync(path.join(parent, "state"));
-      const logs: string[] = [];
-      const job = async (id: string, event: { name: string; ref: string }) => {
-        const run = await runJob(id, event, options);
-        logs.push(run.log, run.summary);
-        console.log(run.log);
-        return run;
+      const events = {
+        "pull request": { name: "pull_request", ref: "refs/pull/7/merge" },
+        "push to main": { name: "push", ref: "refs/heads/main" },
+        schedule: { name: "schedule", ref: "refs/heads/main" },
       };
-      const pullRequest = { name: "pull_request", ref: "refs/pull/7/merge" };
-      const push = { name: "push", ref: "refs/heads/main" };
-      const schedule = { name: "schedule", ref: "refs/heads/main" };
-
-      // (a) the pull request: a preview of the whole stack, the policy pack run, the summary published
-      const preview = await job("preview", pullRequest);
-      expect(preview.succeeded).toBe(true);
-      expect(preview.steps.map((s) => s.name)).toEqual(["Preview", "Publish the preview"]);
-      for (const kind of ["Network", "VirtualMachine", "Volume", "VolumeAttachment"]) {
-        expect(preview.steps[0]!.output).toContain(`+ pulumi-nodejs:dynamic/cloudinfra:${kind}: (create)`);
-      }
-      expect(preview.steps[0]!.output).toMatch(/Policy Packs run:[\s\S]*cloudinfra-guard\|local\|/);
-      expect(preview.steps[0]!.output).toContain("cloudinfra-guard@v0.1.0 [advisory]");
-      expect(preview.summary).toContain("### Preview of `production`");
-      expect(preview.summary).toMatch(/\+ 5 to create/);
-      expect((await world.api.listNetworks({ query: { search: "quickstart-net" } })).data.length).toBe(0);
-
-      // (b) main: the update, then the API holds the stack
-      const up = await job("up", push);
-      expect(up.succeeded).toBe(true);
-      expect(up.summary).toMatch(/\+ 5 created/);
-      const [network] = (await world.api.listNetworks({ query: { search: "quickstart-net" } })).data;
-      expect(network?.description).toBe("quickstart network, managed by Pulumi");
-      const vmId = await stackOutput(options, workspace, "vmId");
-      expect(vmId).toMatch(/^[0-9a-f-]{36}$/);
-
-      // a change made behind the stack's back, through the API
-      await world.api.updateNetwork({
-        params: { id: network!.id },
-        body: { description: "edited by hand in the console" },
-      });
-      await world.api.stopVm({ params: { id: vmId } });
-
-      // (c) the drift alarm fires: non-zero, each drifted resource and property named with both values
-      const alarm = await job("drift", schedule);
-      expect(alarm.succeeded).toBe(false);
-      const report = alarm.steps.find((s) => s.name === "Drift alarm")!;
-      expect(report.exitCode).not.toBe(0);
-      expect(report.output).toContain("**Drift in `production`**: 2 resources differ from what the stack recorded.");
-      expect(report.output).toContain(
-        '- `network` (cloudinfra:Network): `description` "quickstart network, managed by Pulumi" → "edited by hand in the console"',
+      const logs = await story(
+        world,
+        async (id, event) => {
+          const run = await runJob(id, events[event], options);
+          const names = run.steps.map((s) => s.name);
+          expect(names).toEqual(
+            {
+              preview: ["Preview", "Publish the preview"],
+              up: ["Update", "Publish the update"],
+              drift: ["Drift alarm"],
+            }[id],
+          );
+          return { succeeded: run.succeeded, log: run.log, published: run.summary };
+        },
+        (name) =>
+          stackOutput(
+            path.join(workspace, workflow.env!.PULUMI_PROJECT_DIR!),
+            {
+              ...options.runner,
+              PULUMI_BACKEND_URL: options.vars.PULUMI_BACKEND_URL,
+              PULUMI_CONFIG_PASSPHRASE: passphrase,
+            },
+            workflow.env!.PULUMI_STACK!,
+            name,
+          ),
       );
-      expect(report.output).toMatch(/- `vm` \(cloudinfra:VirtualMachine\): `powerState` "running" → "stopped"/);
-      expect(alarm.summary).toContain("`network` (cloudinfra:Network): `description`");
-      // the alarm changed nothing: the API still holds the edit
-      expect((await world.api.getNetwork({ params: { id: network!.id } })).description).toBe(
-        "edited by hand in the console",
-      );
-
-      // main's next update puts back what the program declares
-      const repair = await job("up", push);
-      expect(repair.succeeded).toBe(true);
-      expect((await world.api.getNetwork({ params: { id: network!.id } })).description).toBe(
-        "quickstart network, managed by Pulumi",
-      );
-      expect((await world.api.getVm({ params: { id: vmId } })).status).toBe("Running");
-
-      // and the alarm is silent
-      const quiet = await job("drift", schedule);
-      expect(quiet.succeeded).toBe(true);
-      expect(quiet.steps.find((s) => s.name === "Drift alarm")!.output).toContain(
-        "No drift in `production`: the cloud holds what the stack recorded.",
-      );
-
       // (d) the credentials never reached a log or a summary
       for (const text of logs) {
         expect(text).not.toContain(admin.apiKey);
@@ -360,14 +436,14 @@ describeCli("the CI recipe (examples/ci) run through the real CLI", () => {
   );
 
   it.concurrent(
-    "the program job deploys the program on an emulator it starts itself, finds nothing to change, and destroys it",
+    "GitHub: the program job deploys the program on an emulator it starts itself, finds nothing to change, and destroys it",
     async () => {
-      const parent = fs.mkdtempSync(path.join(world.work, "program-"));
+      const parent = fs.mkdtempSync(path.join(worlds.github.work, "program-"));
       const workspace = checkout(parent, workflow.env!);
       const run = await runJob(
         "program",
         { name: "pull_request", ref: "refs/pull/7/merge" },
-        { workspace, runner: runnerEnvironment(workspace), secrets: {}, vars: {} },
+        { workspace, runner: runnerEnvironment(workspace, workflow.env!.PULUMI_PROJECT_DIR!), secrets: {}, vars: {} },
       );
       console.log(run.log);
       expect(run.steps.map((s) => [s.name, s.exitCode])).toEqual([
@@ -383,30 +459,73 @@ describeCli("the CI recipe (examples/ci) run through the real CLI", () => {
       expect(run.steps[0]!.output).toMatch(/^::add-mask::svc_\w+$/m);
     },
   );
+
+  it.concurrent("GitLab: the same story through the scripts of .gitlab-ci.yml", async () => {
+    const world = worlds.gitlab;
+    const admin = world.emulator.bootstrap.users.admin;
+    const gitlab = parse(gitlabText) as {
+      variables: Record<string, string>;
+      default: { before_script: string[] };
+    } & Record<string, GitLabJob>;
+    // the default before_script installs the tools and the projects: what checkout() does here
+    expect(gitlab.default.before_script.join("\n")).toMatch(/get\.pulumi\.com[\s\S]*npm ci[\s\S]*npm ci/);
+    const parent = fs.mkdtempSync(path.join(world.work, "gitlab-"));
+    const workspace = checkout(parent, gitlab.variables);
+    const passphrase = "ci-recipe-gitlab-passphrase";
+    fs.mkdirSync(path.join(parent, "state"));
+    // Settings > CI/CD > Variables
+    const project = {
+      CLOUDINFRA_BASE_URL: world.emulator.baseUrl,
+      CLOUDINFRA_API_KEY: admin.apiKey,
+      PULUMI_BACKEND_URL: `file://${parent}/state`,
+      PULUMI_CONFIG_PASSPHRASE: passphrase,
+    };
+    const runner = runnerEnvironment(workspace, gitlab.variables.PULUMI_PROJECT_DIR!);
+    const sources = { "pull request": "merge_request_event", "push to main": "push", schedule: "schedule" };
+    let pipelines = 0;
+    const logs = await story(
+      world,
+      async (id, event) => {
+        const job = gitlab[id]!;
+        const predefined = {
+          CI: "true",
+          CI_PROJECT_DIR: workspace,
+          CI_PIPELINE_ID: String(++pipelines),
+          CI_PIPELINE_SOURCE: sources[event],
+          CI_DEFAULT_BRANCH: "main",
+          CI_COMMIT_BRANCH: event === "pull request" ? "feature" : "main",
+        };
+        expect(
+          job.rules?.some((rule) => gitlabRule(rule.if, predefined)),
+          `${id} runs on ${event}`,
+        ).toBe(true);
+        // precedence: the file's variables, the job's, then the project's settings
+        const variables: Record<string, string> = { ...predefined };
+        for (const [key, value] of Object.entries({ ...gitlab.variables, ...job.variables })) {
+          variables[key] = gitlabExpand(String(value), variables);
+        }
+        Object.assign(variables, project);
+        for (const artifact of job.artifacts?.paths ?? []) fs.rmSync(path.join(workspace, artifact), { force: true });
+        const result = await bash(job.script.join("\n"), workspace, { ...runner, ...variables });
+        const published = (job.artifacts?.paths ?? [])
+          .map((artifact) => path.join(workspace, artifact))
+          .filter((file) => fs.existsSync(file))
+          .map((file) => fs.readFileSync(file, "utf8"))
+          .join("\n");
+        return { succeeded: result.exitCode === 0, log: `--- ${id}\n${result.output}`, published };
+      },
+      (name) =>
+        stackOutput(
+          path.join(workspace, gitlab.variables.PULUMI_PROJECT_DIR!),
+          { ...runner, PULUMI_BACKEND_URL: project.PULUMI_BACKEND_URL, PULUMI_CONFIG_PASSPHRASE: passphrase },
+          gitlab.variables.PULUMI_STACK!,
+          name,
+        ),
+    );
+    expect(gitlab.up!.resource_group).toBe(gitlab.drift!.resource_group);
+    for (const text of logs) {
+      expect(text).not.toContain(admin.apiKey);
+      expect(text).not.toContain(passphrase);
+    }
+  });
 });
-
-/** One output of the stack, by the CLI, as the runner's env sees it. */
-async function stackOutput(
-  options: {
-    workspace: string;
-    runner: Record<string, string>;
-    secrets: Record<string, string>;
-    vars: Record<string, string>;
-  },
-  workspace: string,
-  name: string,
-): Promise<string> {
-  const result = await bash(
-    `pulumi stack output --stack "${workflow.env!.PULUMI_STACK}" ${name}`,
-    path.join(workspace, workflow.env!.PULUMI_PROJECT_DIR!),
-    {
-      ...options.runner,
-      PULUMI_BACKEND_URL: options.vars.PULUMI_BACKEND_URL!,
-      PULUMI_CONFIG_PASSPHRASE: options.secrets.PULUMI_CONFIG_PASSPHRASE!,
-    },
-  );
-  expect(result.exitCode, result.output).toBe(0);
-  return result.output.trim();
-}
-
-void gitlabText;
