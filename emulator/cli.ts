@@ -19,6 +19,7 @@ const usage = `Usage: cloudinfra-emulator [options]        (installed package: n
   --faults SPEC         fault injection rules, e.g. "createVolume,status=503,count=2;job=vm.create,stall"
   --seed N              seed of the deterministic random source (default 1)
   --log-requests        write a line per request to stderr
+  --spec-fields-only    answer only the fields the spec documents (and {} where it shows no answer)
   --help                show this help`;
 
 /** A command-line mistake: reported with the usage, exit code 2. */
@@ -52,6 +53,7 @@ export function parseCli(argv: string[]): { options: EmulatorOptions; json: bool
         "log-requests": { type: "boolean" },
         "admin-token": { type: "string" },
         "no-admin-api": { type: "boolean" },
+        "spec-fields-only": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -87,6 +89,7 @@ export function parseCli(argv: string[]): { options: EmulatorOptions; json: bool
       logRequests: values["log-requests"] ?? false,
       adminToken: values["admin-token"],
       adminApi: !(values["no-admin-api"] ?? false),
+      specFieldsOnly: values["spec-fields-only"] ?? false,
     },
   };
 }

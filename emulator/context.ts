@@ -36,6 +36,13 @@ export interface EmulatorOptions {
   adminToken?: string | null;
   /** Serve the admin API at all. Default true. */
   adminApi?: boolean;
+  /**
+   * Answer only what the spec documents: every response field the spec does not list is left out where the spec
+   * gives the full field list (VM detail and list items, GPU VM detail, jobs, API keys, the auth check, the GPU
+   * inventory), and the answers the spec does not show (the 200 of PUT and PATCH updates) are `{}`. An API built to
+   * the spec alone may answer so; a client must work against it. Default false.
+   */
+  specFieldsOnly?: boolean;
 }
 
 /** Who is calling, once authenticated, and in which entity. */

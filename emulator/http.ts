@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import type { Permission, RoleName, RouteSpec } from "../provider/api";
+import { documentedOnly, type Permission, type RoleName, type RouteSpec } from "../provider/api";
 import type { Caller, EmulatorContext } from "./context";
 import { ApiProblem, forbidden, fromZodError, invalid } from "./errors";
 import type { ApiKeyRec, UserRec } from "./state";
@@ -316,7 +316,7 @@ export function defineRoute<S extends RouteSpec>(
       reply.code(spec.status);
       return {
         success: true,
-        data: envelope.data,
+        data: ctx.options.specFieldsOnly && spec.data ? documentedOnly(spec.data, envelope.data) : envelope.data,
         ...(envelope.meta ? { meta: envelope.meta } : {}),
         ...(envelope.message !== undefined ? { message: envelope.message } : {}),
       };

@@ -23,6 +23,7 @@ const defaults = {
   seed: 1,
   logRequests: false,
   adminApi: true,
+  specFieldsOnly: false,
 } satisfies Partial<EmulatorOptions>;
 
 /** Is this bind address reachable only from this machine? */

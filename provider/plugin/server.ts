@@ -514,6 +514,17 @@ export class ProviderServer {
       // kind's defaults, in the outputs too.
       const checked = await kind.check({}, this.inputsFromOutputs(name, live.props));
       const refused = new Set(checked.failures.map((f) => f.property.split(".")[0]));
+      const unreported = [...refused].filter((k) => kind.inputs.fields[k!]?.reported !== "documented");
+      if (unreported.length > 0) {
+        // The program's value is taken on the next `up` without a change (fields.ts): the program must declare it.
+        this.log(
+          "warning",
+          `the API does not report ${unreported.join(", ")} of ${name} ${request.getId()}: declare ` +
+            `${unreported.length === 1 ? "it" : "them"} in the program as the resource was made; the next \`pulumi up\` ` +
+            "takes the program's value without a change",
+          request.getUrn(),
+        );
+      }
       const derived = Object.fromEntries(Object.entries(checked.inputs).filter(([k]) => !refused.has(k)));
       const outputs = { ...live.props };
       for (const [key, value] of Object.entries(derived)) if (outputs[key] === undefined) outputs[key] = value;

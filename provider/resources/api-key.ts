@@ -50,7 +50,7 @@ const inputFields = {
   enabled: { change: "inPlace", reported: "documented" },
   rotation: { change: "inPlace", reported: "never" },
 } as const satisfies InputFields<ApiKeyInputs>;
-const diffSpec = diffSpecOf(inputFields);
+const diffSpec = diffSpecOf(ApiKeyInputs, inputFields);
 
 /** Whether the key is enabled: its `enabled` flag when the API sends one, else what its status says, if it says. */
 function enabledOf(apiKey: ApiApiKey): boolean | undefined {

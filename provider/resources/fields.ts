@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import type { DiffSpec, Props } from "./framework";
 
 /**
@@ -27,20 +28,29 @@ export interface InputField {
 /** Every input of a kind, classified. An input left out (or one that is not an input) is a compile error. */
 export type InputFields<I> = { readonly [K in keyof I]-?: InputField };
 
-/** The diff rules of a kind's inputs: which change in place, which replace, which are ignored or clearable. */
+/**
+ * The diff rules of a kind's inputs (`schema`, classified by `fields`): which change in place, which replace, which
+ * are ignored or clearable, and which required ones the program alone knows.
+ */
 export function diffSpecOf(
+  schema: z.ZodObject,
   fields: Readonly<Record<string, InputField>>,
   rules: Pick<DiffSpec, "deleteBeforeReplace" | "failed"> = {},
 ): DiffSpec {
-  const named = (test: (field: InputField) => boolean) =>
+  const named = (test: (field: InputField, name: string) => boolean) =>
     Object.entries(fields)
-      .filter(([, field]) => test(field))
+      .filter(([name, field]) => test(field, name))
       .map(([name]) => name);
+  const required = (name: string) => {
+    const input = (schema.shape as Record<string, z.ZodType | undefined>)[name];
+    return input !== undefined && !input.safeParse(undefined).success;
+  };
   return {
     inPlace: named((f) => f.change === "inPlace"),
     replaceOnChanges: named((f) => f.change === "replace"),
     ignored: named((f) => f.change === "ignored"),
     clearable: named((f) => f.clearable === true),
+    takenFromProgram: named((f, name) => f.reported !== "documented" && f.change !== "ignored" && required(name)),
     ...rules,
   };
 }

@@ -587,6 +587,11 @@ export interface DiffSpec {
   replaceOnChanges: readonly string[];
   /** Inputs whose removal from the program clears the value (others keep what the API has). */
   clearable?: readonly string[];
+  /**
+   * Required inputs the API does not report back: a resource whose value is not known (imported, or read by `get`)
+   * takes the program's without a change.
+   */
+  takenFromProgram?: readonly string[];
   /** A replacement must delete first, e.g. when the replacement would reuse a unique name. */
   deleteBeforeReplace?: (olds: Props, news: Props) => boolean;
   /** Inputs that only steer the provider (e.g. `adopt`): never a change. */
@@ -613,6 +618,7 @@ export function changedInputs(olds: Props, news: Props, spec: DiffSpec): string[
   const keys = [...spec.inPlace, ...spec.replaceOnChanges];
   return keys.filter((k) => {
     const wanted = news[k];
+    if (olds[k] === undefined && spec.takenFromProgram?.includes(k)) return false;
     if (wanted === undefined) return spec.clearable?.includes(k) === true && olds[k] !== undefined && olds[k] !== null;
     return !sameValue(olds[k], wanted);
   });

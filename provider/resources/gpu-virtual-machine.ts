@@ -59,7 +59,9 @@ const inputFields = {
 
 // GPU VM names are not unique: a replacement is created before the old one is deleted.
 // A GPU VM in status Error (its creation failed) cannot be repaired in place: the next `up` replaces it.
-const diffSpec = diffSpecOf(inputFields, { failed: (olds) => (olds.status === "Error" ? "status" : undefined) });
+const diffSpec = diffSpecOf(GpuVirtualMachineInputs, inputFields, {
+  failed: (olds) => (olds.status === "Error" ? "status" : undefined),
+});
 
 /** Statuses during which the API refuses power operations and deletes until a job ends. */
 const transitional = new Set(["Creating", "Deleting"]);

@@ -57,7 +57,7 @@ const inputFields = {
   dnsServers: { change: "inPlace", reported: "documented" },
   adopt: { change: "ignored", reported: "never" },
 } as const satisfies InputFields<NetworkInputs>;
-const diffSpec = diffSpecOf(inputFields, {
+const diffSpec = diffSpecOf(NetworkInputs, inputFields, {
   // Names are unique: a replacement keeping its name must delete the old network first.
   deleteBeforeReplace: (olds, news) => olds.name === news.name,
   // A network whose create job failed (status Error) cannot be repaired in place: the next `up` replaces it.

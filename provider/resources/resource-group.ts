@@ -48,7 +48,7 @@ const inputFields = {
   members: { change: "inPlace", reported: "documented" },
   adopt: { change: "ignored", reported: "never" },
 } as const satisfies InputFields<ResourceGroupInputs>;
-const diffSpec = diffSpecOf(inputFields);
+const diffSpec = diffSpecOf(ResourceGroupInputs, inputFields);
 
 /** All members of a group (the detail pages them), as sorted user ids. */
 async function teamWithMembers(id: number): Promise<{ team: TeamView; members: string[] }> {

@@ -71,7 +71,7 @@ const inputFields = {
   entityId: { change: "replace", reported: "documented" },
   adopt: { change: "ignored", reported: "never" },
 } as const satisfies InputFields<UserInputs>;
-const diffSpec = diffSpecOf(inputFields, {
+const diffSpec = diffSpecOf(UserInputs, inputFields, {
   // Emails are unique among live users: a replacement keeping its email must delete the old user first.
   deleteBeforeReplace: (olds, news) => olds.email === news.email || containsUnknown(news.email),
 });

@@ -85,7 +85,9 @@ const inputFields = {
 } as const satisfies InputFields<VirtualMachineInputs>;
 
 // A VM whose creation failed (status Error) can only be replaced.
-const diffSpec = diffSpecOf(inputFields, { failed: (olds) => (olds.status === "Error" ? "status" : undefined) });
+const diffSpec = diffSpecOf(VirtualMachineInputs, inputFields, {
+  failed: (olds) => (olds.status === "Error" ? "status" : undefined),
+});
 
 /** Statuses during which a job works on the VM: other state-changing calls answer 409 until it ends. */
 const transitional = new Set(["Creating", "Resizing", "Rescuing", "Unrescuing", "Deleting"]);

@@ -28,7 +28,7 @@ const inputFields = {
   volumeId: { change: "replace", reported: "documented" },
   virtualMachineId: { change: "replace", reported: "documented" },
 } as const satisfies InputFields<VolumeAttachmentInputs>;
-const diffSpec = diffSpecOf(inputFields, {
+const diffSpec = diffSpecOf(VolumeAttachmentInputs, inputFields, {
   // A volume is attached to one VM at a time: moving it to another VM must detach it first.
   deleteBeforeReplace: (olds, news) => olds.volumeId === news.volumeId,
 });

@@ -56,7 +56,7 @@ const inputFields = {
   teamId: { change: "replace", reported: "documented" },
   adopt: { change: "ignored", reported: "never" },
 } as const satisfies InputFields<VolumeInputs>;
-const diffSpec = diffSpecOf(inputFields, {
+const diffSpec = diffSpecOf(VolumeInputs, inputFields, {
   // Names are unique: a replacement keeping its name must delete the old volume first.
   deleteBeforeReplace: (olds, news) => olds.name === news.name,
   // A volume whose creation failed (status Error) cannot be repaired in place: the next `up` replaces it.

@@ -127,6 +127,7 @@ describe("parseCli", () => {
         logRequests: false,
         adminToken: undefined,
         adminApi: true,
+        specFieldsOnly: false,
       },
     });
     expect(
@@ -146,6 +147,7 @@ describe("parseCli", () => {
         "--seed",
         "9",
         "--log-requests",
+        "--spec-fields-only",
       ]),
     ).toEqual({
       json: true,
@@ -161,6 +163,7 @@ describe("parseCli", () => {
         logRequests: true,
         adminToken: undefined,
         adminApi: true,
+        specFieldsOnly: true,
       },
     });
   });

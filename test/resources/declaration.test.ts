@@ -1,4 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
+import { z } from "zod";
 import type * as sdk from "../../sdk";
 import { kinds } from "../../provider/resources";
 import { diffSpecOf, inputsAsReported, type InputFields } from "../../provider/resources/fields";
@@ -78,13 +79,29 @@ describe("inputs the API does not report back", () => {
   });
 
   it("derive the diff rules from the classification", () => {
-    const spec = diffSpecOf({ ...fields, steer: { change: "ignored", reported: "never", clearable: false } });
+    const schema = z.object({
+      shown: z.string(),
+      extra: z.string(),
+      hidden: z.string().optional(),
+      steer: z.boolean(),
+    });
+    const spec = diffSpecOf(schema, { ...fields, steer: { change: "ignored", reported: "never", clearable: false } });
     expect(spec).toMatchObject({
       inPlace: ["shown"],
       replaceOnChanges: ["extra", "hidden"],
       ignored: ["steer"],
       clearable: [],
+      takenFromProgram: ["extra"],
     });
+  });
+
+  it("let an imported VM, whose image id the API does not report, take the program's without a replacement", () => {
+    const virtualMachine = kinds.VirtualMachine;
+    const imported = { name: "web", datacenterId: "dc", configurationId: 1, powerState: "running" };
+    const program = { ...imported, imageId: 3 };
+    expect(virtualMachine.diff("id", imported, program)).toMatchObject({ changes: false, replaces: [] });
+    // Known, the image id still replaces the VM when the program changes it.
+    expect(virtualMachine.diff("id", { ...imported, imageId: 2 }, program)).toMatchObject({ replaces: ["imageId"] });
   });
 });
 
