@@ -83,6 +83,6 @@ if (drifted.length === 0 && errors.length === 0) {
   }
   console.log("");
   console.log(
-    "`pulumi up` puts back what the program declares; to keep a change made outside Pulumi, change the program.",
+    "`pulumi up --refresh` puts back what the program declares; to keep a change made outside Pulumi, change the program.",
   );
 }
