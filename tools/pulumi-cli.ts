@@ -161,3 +161,20 @@ export async function cliStack(options: {
   }
   return stack;
 }
+
+/**
+ * The version of Pulumi's YAML language host that the CLI on PATH runs YAML programs with (`pulumi-language-yaml`,
+ * which `npm run cli` builds next to the CLI), read from the module versions Go records in the binary; undefined when
+ * there is none on PATH.
+ */
+export function yamlHostVersion(): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    const binary = path.join(dir, "pulumi-language-yaml");
+    if (dir === "" || !fs.existsSync(binary)) continue;
+    const content = fs.readFileSync(binary);
+    const at = content.indexOf("\tgithub.com/pulumi/pulumi-yaml\t");
+    if (at < 0) return "(version not recorded)";
+    return /^\tgithub\.com\/pulumi\/pulumi-yaml\t(\S+)/.exec(content.subarray(at, at + 100).toString("latin1"))?.[1];
+  }
+  return undefined;
+}
