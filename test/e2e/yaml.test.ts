@@ -380,7 +380,7 @@ describeYaml("every kind in a Pulumi YAML program, through the plugin", () => {
     );
     expect(error).toBeInstanceOf(CommandError);
     expect(String(error)).toContain("Property colour does not exist on 'cloudinfra:index:Network'");
-    expect(String(error)).toContain("Error: sizeGb does not exist on volumeTypes[0]");
+    expect(String(error)).toContain("sizeGb does not exist on volumeTypes[0]");
     expect(await mutations(mark)).toEqual([]);
     expect((await api.listNetworks({ query: { search: "ym-typo" } })).data).toEqual([]);
   });
