@@ -19,11 +19,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/blang/semver"
 	"github.com/hashicorp/hcl/v2"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/cgstrings"
 	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
 	hclsyntax "github.com/pulumi/pulumi/pkg/v3/codegen/hcl2/syntax"
 	nodejsgen "github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
@@ -36,6 +39,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/version"
+	"github.com/pulumi/pulumi/sdk/v3/nodejs/npm"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -336,13 +340,78 @@ func (h *host) InstallDependencies(
 		return err
 	}
 	defer closer.Close()
+	dir := req.GetInfo().GetProgramDirectory()
+	// A plugin (`pulumi package add <directory>`, get-schema, gen-sdk) needs only what it runs with. When each of its
+	// dependencies resolves from its directory as Node.js resolves it (its own node_modules or one above: the
+	// project's, for a package installed there, or the checkout's), there is nothing to install; `npm install` inside
+	// an installed package would put a second copy of them, and its devDependencies, under it.
+	if req.GetIsPlugin() {
+		missing, err := unresolvedDependencies(dir)
+		if err != nil {
+			return err
+		}
+		if len(missing) == 0 {
+			fmt.Fprintf(stdout, "The plugin's dependencies are installed (they resolve from %s)\n", dir)
+			return closer.Close()
+		}
+		fmt.Fprintf(stdout, "Installing the plugin's dependencies (%s not found from %s)\n", strings.Join(missing, ", "), dir)
+	}
 	cmd := exec.CommandContext(server.Context(), "npm", "install", "--no-audit", "--no-fund")
-	cmd.Dir = req.GetInfo().GetProgramDirectory()
+	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("npm install in %s failed: %w", cmd.Dir, err)
 	}
 	return closer.Close()
+}
+
+// unresolvedDependencies lists the packages that the package.json in dir depends on (its dependencies, and its peer
+// dependencies that are not optional) and that Node.js would not find from dir: in no node_modules directory of dir
+// or of a directory above it.
+func unresolvedDependencies(dir string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return nil, err
+	}
+	var manifest struct {
+		Dependencies         map[string]string                  `json:"dependencies"`
+		PeerDependencies     map[string]string                  `json:"peerDependencies"`
+		PeerDependenciesMeta map[string]struct{ Optional bool } `json:"peerDependenciesMeta"`
+	}
+	if err := json.Unmarshal(data, &manifest); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "package.json"), err)
+	}
+	var needed []string
+	for name := range manifest.Dependencies {
+		needed = append(needed, name)
+	}
+	for name := range manifest.PeerDependencies {
+		if !manifest.PeerDependenciesMeta[name].Optional {
+			needed = append(needed, name)
+		}
+	}
+	var missing []string
+	for _, name := range needed {
+		if !resolvable(dir, name) {
+			missing = append(missing, name)
+		}
+	}
+	sort.Strings(missing)
+	return missing, nil
+}
+
+// resolvable reports whether Node.js finds the package name from dir (node_modules lookups up the directory tree).
+func resolvable(dir, name string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if filepath.Base(d) != "node_modules" {
+			if _, err := os.Stat(filepath.Join(d, "node_modules", name, "package.json")); err == nil {
+				return true
+			}
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
 }
 
 func (h *host) About(context.Context, *pulumirpc.AboutRequest) (*pulumirpc.AboutResponse, error) {
@@ -386,6 +455,76 @@ func (h *host) GetProgramDependencies(
 func (h *host) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
 	h.stop()
 	return &emptypb.Empty{}, nil
+}
+
+// Link adds SDKs generated for the project (`pulumi package add`) to its package.json as `file:` dependencies, with
+// the package manager the project uses (the runtime option `packagemanager`, else the lockfile found), and returns
+// how to import them: what Pulumi's own Node.js host does.
+func (h *host) Link(ctx context.Context, req *pulumirpc.LinkRequest) (*pulumirpc.LinkResponse, error) {
+	if err := h.nodeOnly("linking a package"); err != nil {
+		return nil, err
+	}
+	loader, err := schema.NewLoaderClient(req.GetLoaderTarget())
+	if err != nil {
+		return nil, err
+	}
+	defer loader.Close()
+	cached := schema.NewCachedLoader(loader)
+	dir := req.GetInfo().GetProgramDirectory()
+	options := req.GetInfo().GetOptions().AsMap()
+	manager, _ := options["packagemanager"].(string)
+	pm, err := npm.ResolvePackageManager(npm.PackageManagerType(manager), dir)
+	if err != nil {
+		return nil, err
+	}
+	typescript := true
+	if ts, ok := options["typescript"].(bool); ok {
+		typescript = ts
+	}
+	instructions := "You can import the SDK in your JavaScript code with:\n\n"
+	if typescript {
+		instructions = "You can import the SDK in your TypeScript code with:\n\n"
+	}
+	for _, dep := range req.GetPackages() {
+		wanted := dep.GetPackage()
+		descriptor := &schema.PackageDescriptor{Name: wanted.GetName(), DownloadURL: wanted.GetServer()}
+		if v, err := semver.New(wanted.GetVersion()); err == nil {
+			descriptor.Version = v
+		}
+		if p := wanted.GetParameterization(); p != nil {
+			descriptor.Parameterization = &schema.ParameterizationDescriptor{Name: p.GetName(), Value: p.GetValue()}
+			if v, err := semver.New(p.GetVersion()); err == nil {
+				descriptor.Parameterization.Version = *v
+			}
+		}
+		ref, err := schema.LoadPackageReferenceV2(ctx, cached, descriptor)
+		if err != nil {
+			return nil, err
+		}
+		pkg, err := ref.Definition()
+		if err != nil {
+			return nil, err
+		}
+		if err := pkg.ImportLanguages(map[string]schema.Language{"nodejs": nodejsgen.Importer}); err != nil {
+			return nil, err
+		}
+		name := "@pulumi/" + pkg.Name
+		if pkg.Namespace != "" {
+			name = "@" + pkg.Namespace + "/" + pkg.Name
+		}
+		if info, ok := pkg.Language["nodejs"].(nodejsgen.NodePackageInfo); ok && info.PackageName != "" {
+			name = info.PackageName
+		}
+		if err := pm.Link(ctx, dir, name, dep.GetPath()); err != nil {
+			return nil, err
+		}
+		if typescript {
+			instructions += fmt.Sprintf("  import * as %s from %q;\n", cgstrings.Camel(ref.Name()), name)
+		} else {
+			instructions += fmt.Sprintf("  const %s = require(%q);\n", cgstrings.Camel(ref.Name()), name)
+		}
+	}
+	return &pulumirpc.LinkResponse{ImportInstructions: instructions}, nil
 }
 
 // GenerateProgram turns the PCL that `pulumi import` writes into a program in this host's language.
