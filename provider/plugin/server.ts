@@ -514,7 +514,9 @@ export class ProviderServer {
       // kind's defaults, in the outputs too.
       const checked = await kind.check({}, this.inputsFromOutputs(name, live.props));
       const refused = new Set(checked.failures.map((f) => f.property.split(".")[0]));
-      const unreported = [...refused].filter((k) => kind.inputs.fields[k!]?.reported !== "documented");
+      const unreported = [...refused].filter(
+        (k) => live.props[k!] === undefined && kind.inputs.fields[k!]?.reported !== "documented",
+      );
       if (unreported.length > 0) {
         // The program's value is taken on the next `up` without a change (fields.ts): the program must declare it.
         this.log(
