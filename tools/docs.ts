@@ -7,7 +7,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { KindName } from "../provider/resources";
+import { kinds, type KindName } from "../provider/resources";
 import { repositoryRoot } from "./pulumi-cli";
 
 /** A type of the Pulumi package schema: `type`, `items`, `additionalProperties`, `$ref` or `oneOf`. */
@@ -510,10 +510,68 @@ export async function writeReference(root: string = repositoryRoot()): Promise<M
   return pages;
 }
 
+const unreportedStart =
+  "<!-- unreported-inputs: generated from the kinds' inputFields; test/readme/readme.test.ts checks it -->";
+const unreportedEnd = "<!-- /unreported-inputs -->";
+
+/**
+ * The inputs the documented API does not report back, from the kinds' declarations (provider/resources/fields.ts):
+ * what `refresh` cannot see change against an API that sends only what the spec documents. Rows of kind, input, and
+ * when it is read back.
+ */
+export function unreportedInputs(): [string, string, string][] {
+  const said = { undocumented: "only where the API sends an undocumented field", never: "never" } as const;
+  return Object.entries(kinds).flatMap(([kind, { inputs }]) =>
+    Object.entries(inputs.fields)
+      .filter(([, field]) => field.change !== "ignored" && field.reported !== "documented")
+      .map(([input, field]): [string, string, string] => [
+        kind,
+        `\`${input}\``,
+        said[field.reported as keyof typeof said],
+      ]),
+  );
+}
+
+/** The rows of the README's table of unreported inputs, as cells. */
+export function readmeUnreportedInputs(readme: string): string[][] {
+  const start = readme.indexOf(unreportedStart);
+  const end = readme.indexOf(unreportedEnd);
+  if (start < 0 || end < start) throw new Error(`README.md lacks the block ${unreportedStart} … ${unreportedEnd}`);
+  return readme
+    .slice(start + unreportedStart.length, end)
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("|"))
+    .slice(2)
+    .map((line) =>
+      line
+        .slice(1, -1)
+        .split("|")
+        .map((cell) => cell.trim()),
+    );
+}
+
+/** `readme` with its table of unreported inputs made anew (formatted by Prettier afterwards). */
+function withUnreportedInputs(readme: string): string {
+  const start = readme.indexOf(unreportedStart);
+  const end = readme.indexOf(unreportedEnd);
+  if (start < 0 || end < start) throw new Error(`README.md lacks the block ${unreportedStart} … ${unreportedEnd}`);
+  const indent = readme.slice(readme.lastIndexOf("\n", start) + 1, start);
+  const rows = [["kind", "input", "reported back"], ["---", "---", "---"], ...unreportedInputs()];
+  const table = rows.map((cells) => `${indent}| ${cells.join(" | ")} |`).join("\n");
+  return `${readme.slice(0, start)}${unreportedStart}\n\n${table}\n\n${indent}${readme.slice(end)}`;
+}
+
 async function main(): Promise<void> {
   const root = repositoryRoot();
   const pages = await writeReference(root);
   process.stdout.write(`wrote ${path.relative(root, referenceDirectory(root))} (${pages.size} pages)\n`);
+  const readme = path.join(root, "README.md");
+  const prettier = await import("prettier");
+  const options = (await prettier.resolveConfig(readme)) ?? {};
+  const text = withUnreportedInputs(fs.readFileSync(readme, "utf8"));
+  fs.writeFileSync(readme, await prettier.format(text, { ...options, parser: "markdown" }));
+  process.stdout.write("wrote README.md's table of the inputs the API does not report back\n");
 }
 
 if (require.main === module) {

