@@ -1,4 +1,4 @@
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { type ErrorCode, ErrorCodeSchema, errorStatus, routes } from "../provider/api";
 import type { EmulatorContext } from "./context";
@@ -14,15 +14,20 @@ import type { JobRec } from "./state";
  *   TARGET := routeName | '/path/pattern' | 'METHOD /path/pattern'     shorthand for route= / path= / method= + path=
  *   FIELD  := route=NAME | method=GET|POST|PUT|PATCH|DELETE | path=PATTERN
  *           | status=CODE | error=ERROR_CODE | message=TEXT | latency=MS (250, 250ms, 2s)
+ *           | after | drop
  *           | job=OPERATION | fail[=MESSAGE] | stall
  *           | p=PROBABILITY (0..1, default 1) | count=N (fire N times, then stop)
  *
  * Path patterns are relative to /v1: `*` and `:name` match one segment, `**` any number of segments.
  * Operations are job operations such as `volume.create`; `*` matches anything (`vm.*`).
+ * A request rule answers before the handler runs (nothing happens on the server), unless it says `after`: the handler
+ * runs (the request takes effect) and its answer is then replaced by the rule's 5xx error, or lost with `drop` (the
+ * connection is closed without an answer). `drop` without `after` closes the connection before the handler runs.
  * Examples:
  *   createVolume,status=503,count=2
  *   GET /resource/virtual-machines/*,latency=300ms,p=0.2
  *   queryJobs,status=429;job=volume.create,fail=Provider quota exceeded;job=vm.*,stall,p=0.1
+ *   createVm,status=503,after,count=1;method=DELETE,drop,after,p=0.3
  * Messages given in a spec string cannot contain ',' or ';' (use the admin API's JSON form for those).
  */
 
@@ -34,7 +39,10 @@ const firing = {
   count: z.number().int().min(1).nullable().default(null),
 };
 
-/** A rule hitting requests: answer with an error (before the handler runs) and/or add latency. */
+/**
+ * A rule hitting requests: answer with an error or close the connection (before the handler runs, or after it with
+ * `after`: the request took effect, its answer is lost) and/or add latency.
+ */
 export const RequestFaultInput = z
   .strictObject({
     kind: z.literal("request"),
@@ -45,6 +53,10 @@ export const RequestFaultInput = z
     error: ErrorCodeSchema.optional(),
     message: z.string().min(1).max(500).optional(),
     latencyMs: z.number().int().min(0).max(120_000).optional(),
+    /** The handler runs first (the request takes effect); then its answer is replaced by the error, or dropped. */
+    after: z.boolean().optional(),
+    /** The connection is closed without an answer (after the handler with `after`, else before it). */
+    drop: z.boolean().optional(),
     ...firing,
   })
   .refine((r) => r.route !== undefined || r.method !== undefined || r.path !== undefined, {
@@ -54,9 +66,22 @@ export const RequestFaultInput = z
     message: "route must be the name of a contract route (provider/api/routes.ts), e.g. createVolume",
     path: ["route"],
   })
-  .refine((r) => r.status !== undefined || r.error !== undefined || r.latencyMs !== undefined, {
-    message: "a request rule needs status, error or latency",
-  });
+  .refine((r) => r.status !== undefined || r.error !== undefined || r.latencyMs !== undefined || r.drop === true, {
+    message: "a request rule needs status, error, latency or drop",
+  })
+  .refine((r) => !(r.drop === true && (r.status !== undefined || r.error !== undefined)), {
+    message: "drop sends no answer: leave out status and error",
+    path: ["drop"],
+  })
+  .refine(
+    (r) => r.after !== true || r.drop === true || (r.status ?? errorStatus[r.error ?? "INVALID_REQUEST"]) >= 500,
+    {
+      message:
+        "after replaces the answer of a request that took effect: it needs a 5xx status (or error) or drop, since a " +
+        "4xx says the request was not carried out",
+      path: ["after"],
+    },
+  );
 
 /** A rule hitting jobs of an operation: they fail with a message when due, or stall until the stall timeout. */
 export const JobFaultInput = z.strictObject({
@@ -159,10 +184,15 @@ function parseRule(text: string): FaultRuleInput {
         if (value !== undefined) throw new FaultSpecError(`fault rule "${text}": stall takes no value`);
         out.outcome = "stall";
         break;
+      case "after":
+      case "drop":
+        if (value !== undefined) throw new FaultSpecError(`fault rule "${text}": ${key} takes no value`);
+        out[key] = true;
+        break;
       default:
         throw new FaultSpecError(
           `fault rule "${text}": unknown field "${key}" (known: route, method, path, status, error, message, ` +
-            `latency, job, fail, stall, p, count)`,
+            `latency, after, drop, job, fail, stall, p, count)`,
         );
     }
   });
@@ -216,6 +246,10 @@ export class FaultInjector {
   private rules: FaultRule[] = [];
   private nextId = 1;
   private readonly patterns = new Map<number, RegExp>();
+  /** Told of every request whose connection a rule closes without an answer (the request log records it). */
+  onDrop: (req: FastifyRequest) => void = () => {};
+  /** Requests whose handler runs before their `after` rule takes effect. */
+  private readonly afterHandler = new WeakMap<FastifyRequest, FaultRule & { kind: "request" }>();
 
   constructor(private readonly ctx: EmulatorContext) {}
 
@@ -273,12 +307,16 @@ export class FaultInjector {
     return true;
   }
 
-  /** onRequest: sleeps for the latency of every firing rule, then answers with the first firing error. */
-  async onRequest(req: FastifyRequest): Promise<void> {
+  /**
+   * onRequest: sleeps for the latency of every firing rule, then answers with the first firing error or closes the
+   * connection; a firing `after` rule instead lets the handler run and takes effect in {@link onSend}.
+   */
+  async onRequest(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const path = req.url.split("?")[0].slice(API_PREFIX.length) || "/";
     const routeName = req.routeOptions.config?.routeName;
     let latency = 0;
     let problem: ApiProblem | null = null;
+    let drop = false;
     for (const rule of this.rules) {
       if (rule.kind !== "request") continue;
       if (rule.route !== undefined && rule.route !== routeName) continue;
@@ -286,13 +324,46 @@ export class FaultInjector {
       if (rule.path !== undefined && !this.patterns.get(rule.id)!.test(path)) continue;
       if (!this.fires(rule)) continue;
       latency += rule.latencyMs ?? 0;
+      if (rule.after === true) {
+        this.afterHandler.set(req, rule);
+        break;
+      }
+      if (rule.drop === true) {
+        drop = true;
+        break;
+      }
       if (rule.status !== undefined || rule.error !== undefined) {
         problem = this.problemOf(rule);
         break;
       }
     }
     if (latency > 0) await sleep(latency);
+    if (drop) {
+      reply.hijack();
+      req.raw.socket.destroy();
+      this.onDrop(req);
+      return;
+    }
     if (problem) throw problem;
+  }
+
+  /**
+   * onSend: the answer of a request hit by an `after` rule (its handler has run) is replaced by the rule's error, or
+   * dropped: the connection is closed and the client never hears back.
+   */
+  onSend(req: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+    const rule = this.afterHandler.get(req);
+    if (rule === undefined) return payload;
+    this.afterHandler.delete(req);
+    if (rule.drop === true) {
+      req.raw.socket.destroy();
+      this.onDrop(req);
+      return payload;
+    }
+    const problem = this.problemOf(rule);
+    reply.code(problem.status).header("content-type", "application/json; charset=utf-8");
+    reply.removeHeader("content-length");
+    return JSON.stringify({ success: false, error: problem.code, message: problem.message });
   }
 
   private problemOf(rule: FaultRule & { kind: "request" }): ApiProblem {

@@ -17,6 +17,7 @@ export interface RequestLogEntry {
   query: string;
   /** Contract route name, null for paths no route serves. */
   route: string | null;
+  /** The status answered; 0 when a fault closed the connection without an answer. */
   status: number;
   durationMs: number;
   caller: { userId: string; apiKeyId: string | null; kind: "session" | "apiKey" } | null;
@@ -79,12 +80,15 @@ export function installOperator(app: FastifyInstance, ctx: EmulatorContext): { c
     if (!isApiRequest(req)) return;
     arrival.set(req, { seq: log.arrived(), at: ctx.now(), started: performance.now() });
     limiter.check(req, reply);
-    await faults.onRequest(req);
+    await faults.onRequest(req, reply);
   });
+  app.addHook("onSend", async (req, reply, payload) => faults.onSend(req, reply, payload));
 
-  app.addHook("onResponse", async (req, reply) => {
+  /** Logs a request once: when answered, or with status 0 when a fault closed its connection without an answer. */
+  const record = (req: FastifyRequest, status: number) => {
     const seen = arrival.get(req);
     if (!seen) return;
+    arrival.delete(req);
     const [path, ...rest] = req.url.split("?");
     const caller = req.caller;
     const entry = log.record({
@@ -94,7 +98,7 @@ export function installOperator(app: FastifyInstance, ctx: EmulatorContext): { c
       path,
       query: rest.join("?"),
       route: req.routeOptions.config?.routeName ?? null,
-      status: reply.statusCode,
+      status,
       durationMs: Math.round(performance.now() - seen.started),
       caller: caller ? { userId: caller.user.id, apiKeyId: caller.apiKey?.id ?? null, kind: caller.kind } : null,
       ip: req.ip,
@@ -105,7 +109,9 @@ export function installOperator(app: FastifyInstance, ctx: EmulatorContext): { c
         `${iso(entry.at)} ${entry.method} ${entry.path} ${entry.status} ${entry.durationMs}ms ${entry.route ?? "-"}${who}`,
       );
     }
-  });
+  };
+  app.addHook("onResponse", async (req, reply) => record(req, reply.statusCode));
+  faults.onDrop = (req) => record(req, 0);
 
   registerAdminRoutes(app, ctx, { limiter, faults, log });
   return { close: async () => {} };

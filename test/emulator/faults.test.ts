@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { compilePathPattern, type FaultRule, parseFaultSpec } from "../../emulator/faults";
 import { advanceJobs, startJob } from "../../emulator/jobs";
+import { startEmulator } from "../../emulator/server";
 import { type TestEmulator, testEmulator } from "../helpers/emulator";
 
 describe("fault spec syntax", () => {
@@ -21,13 +22,20 @@ describe("fault spec syntax", () => {
       { kind: "request", method: "DELETE", status: 500 },
     ]);
     expect(parseFaultSpec(" ; ")).toEqual([]);
+    expect(
+      parseFaultSpec("createVm,status=503,after,count=1;method=DELETE,drop,after,p=0.3;attachVolume,drop"),
+    ).toEqual([
+      { kind: "request", route: "createVm", status: 503, after: true, count: 1 },
+      { kind: "request", method: "DELETE", drop: true, after: true, probability: 0.3 },
+      { kind: "request", route: "attachVolume", drop: true },
+    ]);
   });
 
   it.each([
     ["check,colour=red", /unknown field "colour"/],
     ["check,latency=soon", /latency must be like/],
     ["noSuchRoute,status=500", /route must be the name of a contract route/],
-    ["check", /needs status, error or latency/],
+    ["check", /needs status, error, latency or drop/],
     ["status=500", /needs route, method or path/],
     ["check,status=200", /status/],
     ["check,p=2", /probability/],
@@ -35,6 +43,12 @@ describe("fault spec syntax", () => {
     ["job=vm.create", /outcome/],
     ["job=vm.create,stall=yes", /stall takes no value/],
     ["check,status=", /status needs a value/],
+    ["createVm,status=429,after", /after: .*needs a 5xx status/],
+    ["createVm,error=CONFLICT,after", /after: .*needs a 5xx status/],
+    ["createVm,after", /needs status, error, latency or drop/],
+    ["createVm,drop,status=503", /drop sends no answer/],
+    ["createVm,drop=yes", /drop takes no value/],
+    ["createVm,status=503,after=1", /after takes no value/],
   ])("rejects %j", (spec, message) => {
     expect(() => parseFaultSpec(spec)).toThrow(message);
   });
@@ -176,6 +190,81 @@ describe("request faults", () => {
     started = performance.now();
     expect((await em.call("GET", "/users/me")).status).toBe(500);
     expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+  });
+});
+
+describe("lost answers: faults after the handler", () => {
+  const networkBody = (em: TestEmulator, name: string) => ({
+    name,
+    datacenterId: em.bootstrap.fixtures.datacenters[0].id,
+    networkType: "standard",
+  });
+  const named = (em: TestEmulator, name: string) =>
+    Object.values(em.ctx.state.networks).filter((n) => n.name === name && n.deletedAt == null);
+
+  it("with a 5xx: the request takes effect (record and job made), the answer is the error envelope", async () => {
+    const em = await testEmulator({ faults: "createNetwork,status=503,after,count=1;deleteNetwork,status=500,after" });
+    const jobs = Object.keys(em.ctx.state.jobs).length;
+    const lost = await em.call("POST", "/resource/networks", { body: networkBody(em, "lost-answer") });
+    expect(lost.status).toBe(503);
+    expect(lost.body).toEqual({ success: false, error: "SERVER_ERROR", message: "Injected fault: 503 SERVER_ERROR" });
+    expect(named(em, "lost-answer")).toHaveLength(1);
+    expect(Object.keys(em.ctx.state.jobs)).toHaveLength(jobs + 1);
+    // The rule has fired once: the same request now answers as usual (a duplicate name: 409).
+    expect((await em.call("POST", "/resource/networks", { body: networkBody(em, "lost-answer") })).status).toBe(409);
+    await em.settle();
+    const [network] = named(em, "lost-answer");
+    const deleted = await em.call("DELETE", `/resource/networks/${network!.id}`);
+    expect(deleted.status).toBe(500);
+    await em.settle();
+    expect(named(em, "lost-answer")).toEqual([]);
+    const logged = (await em.call<{ route: string; status: number }[]>("GET", "/__admin/requests")).body.data!;
+    expect(
+      logged.filter((e) => e.route !== null && e.route.endsWith("Network")).map((e) => `${e.route} ${e.status}`),
+    ).toEqual(["createNetwork 503", "createNetwork 409", "deleteNetwork 500"]);
+    expect(await faultsOf(em)).toMatchObject([{ fired: 1, count: 0 }, { fired: 1 }]);
+  });
+
+  it("with drop: the connection closes without an answer, after the handler (record made) or before it (none)", async () => {
+    const em = await startEmulator({ port: 0, jobDurationMs: 20, rateLimit: 0, strictLimits: false });
+    try {
+      const admin = em.baseUrl.replace(/\/v1$/, "/__admin");
+      const faults = await fetch(`${admin}/faults`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ spec: "createNetwork,drop,after,count=1;createNetwork,drop,count=1" }),
+      });
+      expect(faults.status).toBe(200);
+      const post = (name: string) =>
+        fetch(`${em.baseUrl}/resource/networks`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": em.bootstrap.users.admin.apiKey },
+          body: JSON.stringify({
+            name,
+            datacenterId: em.bootstrap.fixtures.datacenters[0]!.id,
+            networkType: "standard",
+          }),
+        });
+      const names = () =>
+        Object.values(em.ctx.state.networks)
+          .map((n) => n.name)
+          .filter((n) => n.startsWith("dropped-"))
+          .sort();
+      await expect(post("dropped-after")).rejects.toThrow(/fetch failed/);
+      expect(names()).toEqual(["dropped-after"]);
+      await expect(post("dropped-before")).rejects.toThrow(/fetch failed/);
+      expect(names()).toEqual(["dropped-after"]);
+      const answered = await post("dropped-never");
+      expect(answered.status).toBe(202);
+      expect(names()).toEqual(["dropped-after", "dropped-never"]);
+      const log = (await (await fetch(`${admin}/requests?route=createNetwork`)).json()) as {
+        data: { status: number }[];
+      };
+      // The dropped requests are logged with status 0 (no answer).
+      expect(log.data.map((e) => e.status)).toEqual([0, 0, 202]);
+    } finally {
+      await em.close();
+    }
   });
 });
 
