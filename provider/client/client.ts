@@ -119,6 +119,20 @@ function acceptsEntityId(spec: RouteSpec): boolean {
   return spec.query instanceof z.ZodObject && "entityId" in spec.query.shape;
 }
 
+/**
+ * The job ids in a 202 answer (a job object's `jobId`, the items of a job array, the `jobId` of bulk result rows), so
+ * the poller learns which operation started which job.
+ */
+function jobIdsOf(data: unknown): string[] {
+  const one = (item: unknown): string[] => {
+    if (item === null || typeof item !== "object") return [];
+    const record = item as { jobId?: unknown; id?: unknown; status?: unknown };
+    if (typeof record.jobId === "string") return [record.jobId];
+    return record.status === "pending" && typeof record.id === "string" ? [record.id] : [];
+  };
+  return Array.isArray(data) ? data.flatMap(one) : one(data);
+}
+
 class CloudClientBase {
   /** Shared job poller: every job awaited through it is polled together. */
   readonly jobs: JobWaiter;
@@ -196,7 +210,9 @@ class CloudClientBase {
     });
     if (sessionless) this.keepCookies(response.headers);
     if (response.status >= 300) throw this.transport.errorFromResponse(prepared, response, response.attempts);
-    return this.parse(prepared, response) as ApiResponse<N>;
+    const parsed = this.parse(prepared, response) as ApiResponse<N>;
+    if (parsed.status === 202) this.jobs.started(jobIdsOf(parsed.data), route);
+    return parsed;
   }
 
   /** Calls a route; lists resolve to `{data, meta}`, 204 routes to nothing, others to the envelope's `data`. */

@@ -3,11 +3,14 @@ import { Uuid, type Job } from "../api";
 import { ApiError, ClientClosedError, JobFailedError, JobNotFoundError, JobTimeoutError } from "./errors";
 
 export interface JobWaiterOptions {
-  /** Shortest interval between polls, used at first and whenever something changes. Default 2 000 ms. */
+  /**
+   * Shortest interval between two polls of a job, and between two ticks: a job of a kind not seen yet is first polled
+   * this long after it started. Default 2 000 ms.
+   */
   pollIntervalMs?: number;
-  /** Longest interval, reached while nothing changes. Default 10 000 ms. */
+  /** Longest interval between two polls of a job, reached while it does not change. Default 10 000 ms. */
   maxPollIntervalMs?: number;
-  /** Growth of the interval per tick without change. Default 1.5. */
+  /** Growth of a job's interval per poll without change. Default 1.5. */
   backoffFactor?: number;
   /** Job ids per POST /resource/jobs (the API allows at most 50). Default 50. */
   batchSize?: number;
@@ -17,6 +20,11 @@ export interface JobWaiterOptions {
   defaultTimeoutMs?: number;
   /** Consecutive failed polls (after the transport's own retries) before the waits of that batch fail. Default 3. */
   maxConsecutiveErrors?: number;
+  /**
+   * A job expected to be done (its kind's usual duration has passed) may wait this fraction of that duration for other
+   * jobs to become due, so that one poll answers several. Default 0.2.
+   */
+  coalesceFraction?: number;
 }
 
 export interface WaitOptions {
@@ -39,11 +47,14 @@ export interface JobWaiterStats {
   failedRequests: number;
 }
 
-/** One tick as it happened: when, how many jobs were polled and with how many requests. */
+/** One tick as it happened: when, how many jobs were polled (and how many of them were due), with how many requests. */
 export interface TickRecord {
   at: number;
   jobs: number;
+  /** Jobs expected to be done (or due for another look) at this tick; the others rode along in the same requests. */
+  due: number;
   requests: number;
+  /** Delay the tick's timer was armed with. */
   intervalMs: number;
 }
 
@@ -62,20 +73,48 @@ interface Entry {
   waiters: Set<Waiter>;
   last: Job | undefined;
   missing: number;
+  /** The operation that started the job (a route name), when the client said so. */
+  kind: string | undefined;
+  /** When the job is next expected to be done (or worth another look). */
+  dueAt: number;
+  /** How long a due job may wait for others (coalescing). */
+  slackMs: number;
+  /** Current interval between its polls (backoff while it does not change). */
+  intervalMs: number;
+}
+
+interface Started {
+  kind: string;
+  at: number;
 }
 
 const MAX_TICK_LOG = 1000;
+const TIMER_TOLERANCE_MS = 1;
+/** Durations kept per kind of job, and jobs remembered as started but not (yet) awaited. */
+const DURATIONS_KEPT = 9;
+const STARTED_KEPT = 10_000;
 
 function isPermanent(error: unknown): boolean {
   if (error instanceof ClientClosedError) return true;
   return error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
 }
 
+/** How long a completed job ran, on the API's own clock; undefined when the record does not say. */
+function ranFor(job: Job): number | undefined {
+  if (!job.completedAt) return undefined;
+  const ms = Date.parse(job.completedAt) - Date.parse(job.createdAt);
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
 /**
  * Waits for jobs, polling every job awaited at the same time (by any caller) together: each tick sends
- * POST /resource/jobs in batches of at most 50 ids. The interval starts at `pollIntervalMs`, grows to
- * `maxPollIntervalMs` while nothing changes, and drops back when something changes or a job is added. No timer is
- * left when nothing is awaited.
+ * POST /resource/jobs in batches of at most 50 ids. Polls scale with time, not with the jobs in flight: a tick runs only
+ * when some job is due, at most one per `pollIntervalMs`, and asks for every awaited job at once (the jobs not due yet
+ * ride along in the same requests). A job's first poll is timed by the usual duration of its kind (learned from the
+ * `completedAt - createdAt` of the jobs of that kind seen completed; the client tells {@link started} which operation
+ * started a job), and a job found due may wait a fraction of that duration so that one poll answers several; a job
+ * of a kind not seen yet is polled after `pollIntervalMs`, then at growing intervals while it does not change. No
+ * timer is left when nothing is awaited.
  */
 export class JobWaiter {
   readonly stats: JobWaiterStats = {
@@ -88,12 +127,13 @@ export class JobWaiter {
   /** The latest ticks (bounded). */
   readonly tickLog: TickRecord[] = [];
   private readonly entries = new Map<string, Entry>();
+  private readonly startedJobs = new Map<string, Started>();
+  private readonly durations = new Map<string, number[]>();
   private readonly options: Required<JobWaiterOptions>;
-  private interval: number;
   private timer: NodeJS.Timeout | null = null;
-  private dueAt = 0;
+  private timerAt = 0;
+  private lastTickAt = Number.NEGATIVE_INFINITY;
   private ticking = false;
-  private addedSinceTick = false;
   private consecutiveErrors = 0;
   private closed = false;
 
@@ -109,11 +149,12 @@ export class JobWaiter {
       missingPollsLimit: 3,
       defaultTimeoutMs: 30 * 60_000,
       maxConsecutiveErrors: 3,
+      coalesceFraction: 0.2,
       ...options,
     };
     this.options.batchSize = Math.min(50, Math.max(1, this.options.batchSize));
     this.options.maxPollIntervalMs = Math.max(this.options.maxPollIntervalMs, this.options.pollIntervalMs);
-    this.interval = this.options.pollIntervalMs;
+    this.options.coalesceFraction = Math.min(1, Math.max(0, this.options.coalesceFraction));
   }
 
   /** Job ids currently awaited. */
@@ -124,6 +165,31 @@ export class JobWaiter {
   /** True while a poll timer is armed or a tick is running. */
   get active(): boolean {
     return this.timer !== null || this.ticking;
+  }
+
+  /**
+   * Notes that `kind` (e.g. the route that answered with the job) started these jobs now: their first poll is then
+   * timed by how long jobs of that kind usually take.
+   */
+  started(jobIds: readonly string[], kind: string, at: number = Date.now()): void {
+    for (const id of jobIds) {
+      this.startedJobs.set(id, { kind, at });
+      const entry = this.entries.get(id);
+      if (entry && entry.kind === undefined) {
+        entry.kind = kind;
+        this.planFirstPoll(entry, at);
+        this.schedule();
+      }
+    }
+    while (this.startedJobs.size > STARTED_KEPT) this.startedJobs.delete(this.startedJobs.keys().next().value!);
+  }
+
+  /** How long jobs of this kind usually take (the median of the latest seen), or undefined before one completed. */
+  expectedDurationMs(kind: string): number | undefined {
+    const seen = this.durations.get(kind);
+    if (!seen || seen.length === 0) return undefined;
+    const sorted = [...seen].sort((a, b) => a - b);
+    return sorted[sorted.length >> 1];
   }
 
   /**
@@ -140,7 +206,18 @@ export class JobWaiter {
       let entry = this.entries.get(jobId);
       const isNew = entry === undefined;
       if (!entry) {
-        entry = { id: jobId, waiters: new Set(), last: undefined, missing: 0 };
+        const started = this.startedJobs.get(jobId);
+        entry = {
+          id: jobId,
+          waiters: new Set(),
+          last: undefined,
+          missing: 0,
+          kind: started?.kind,
+          dueAt: 0,
+          slackMs: 0,
+          intervalMs: this.options.pollIntervalMs,
+        };
+        this.planFirstPoll(entry, started?.at ?? Date.now());
         this.entries.set(jobId, entry);
       }
       const current = entry;
@@ -160,11 +237,7 @@ export class JobWaiter {
       };
       options.signal?.addEventListener("abort", onAbort, { once: true });
       current.waiters.add(waiter);
-      if (isNew) {
-        this.addedSinceTick = true;
-        this.interval = this.options.pollIntervalMs;
-        this.schedule(this.interval);
-      }
+      if (isNew) this.schedule();
     });
   }
 
@@ -200,16 +273,42 @@ export class JobWaiter {
       this.settle(entry, (w) => w.reject(new ClientClosedError("job wait")));
   }
 
-  private schedule(delayMs: number): void {
+  /** A job's first poll: when its kind's usual duration has passed since it started, else after the minimum interval. */
+  private planFirstPoll(entry: Entry, startedAt: number): void {
+    const expected = entry.kind === undefined ? undefined : this.expectedDurationMs(entry.kind);
+    if (expected === undefined) {
+      entry.dueAt = startedAt + this.options.pollIntervalMs;
+      entry.slackMs = 0;
+    } else {
+      entry.dueAt = startedAt + expected;
+      entry.slackMs = expected * this.options.coalesceFraction;
+    }
+  }
+
+  private learn(entry: Entry, job: Job): void {
+    if (entry.kind === undefined) return;
+    const ms = ranFor(job);
+    if (ms === undefined) return;
+    const seen = this.durations.get(entry.kind) ?? [];
+    seen.push(ms);
+    if (seen.length > DURATIONS_KEPT) seen.shift();
+    this.durations.set(entry.kind, seen);
+  }
+
+  /** Arms the timer for the next tick: the earliest time a due job must be polled, at most one tick per interval. */
+  private schedule(): void {
     if (this.closed || this.ticking || this.entries.size === 0) return;
-    const due = Date.now() + delayMs;
-    if (this.timer && this.dueAt <= due) return;
+    let at = Number.POSITIVE_INFINITY;
+    for (const entry of this.entries.values()) at = Math.min(at, entry.dueAt + entry.slackMs);
+    at = Math.max(at, this.lastTickAt + this.options.pollIntervalMs);
+    if (this.timer && this.timerAt <= at) return;
     this.clearTimer();
-    this.dueAt = due;
+    const delay = Math.max(0, at - Date.now());
+    this.timerAt = at;
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.tick();
-    }, delayMs);
+      void this.tick(delay);
+    }, delay);
   }
 
   private clearTimer(): void {
@@ -227,6 +326,7 @@ export class JobWaiter {
 
   private settle(entry: Entry, action: (waiter: Waiter) => void): void {
     if (this.entries.get(entry.id) === entry) this.entries.delete(entry.id);
+    this.startedJobs.delete(entry.id);
     for (const waiter of [...entry.waiters]) {
       clearTimeout(waiter.timer);
       waiter.detach();
@@ -236,25 +336,41 @@ export class JobWaiter {
     if (this.entries.size === 0) this.clearTimer();
   }
 
-  private async tick(): Promise<void> {
+  /**
+   * The ids to poll now: every due job, in as few requests as they need, and the jobs not due yet (soonest first)
+   * filling those requests up.
+   */
+  private pick(now: number): { batches: string[][]; due: Set<string> } {
+    const all = [...this.entries.values()].sort((a, b) => a.dueAt - b.dueAt);
+    // A job without a known duration is due when it is nearer now than the next tick; timers may fire a little early.
+    const horizon = (e: Entry) => (e.slackMs > 0 ? TIMER_TOLERANCE_MS : this.options.pollIntervalMs / 2);
+    const due = new Set(all.filter((e) => e.dueAt <= now + horizon(e)).map((e) => e.id));
+    const size = this.options.batchSize;
+    const capacity = Math.max(1, Math.ceil(due.size / size)) * size;
+    const ids = all.slice(0, capacity).map((e) => e.id);
+    const batches: string[][] = [];
+    for (let i = 0; i < ids.length; i += size) batches.push(ids.slice(i, i + size));
+    return { batches, due };
+  }
+
+  private async tick(armedMs: number): Promise<void> {
     if (this.closed || this.entries.size === 0) return;
     this.ticking = true;
-    const ids = [...this.entries.keys()];
-    const batches: string[][] = [];
-    for (let i = 0; i < ids.length; i += this.options.batchSize) batches.push(ids.slice(i, i + this.options.batchSize));
+    const now = Date.now();
+    const { batches, due } = this.pick(now);
+    const polled = batches.reduce((sum, b) => sum + b.length, 0);
     this.stats.ticks++;
     this.stats.requests += batches.length;
     this.stats.maxRequestsPerTick = Math.max(this.stats.maxRequestsPerTick, batches.length);
-    this.stats.maxJobsPerTick = Math.max(this.stats.maxJobsPerTick, ids.length);
-    this.tickLog.push({ at: Date.now(), jobs: ids.length, requests: batches.length, intervalMs: this.interval });
+    this.stats.maxJobsPerTick = Math.max(this.stats.maxJobsPerTick, polled);
+    this.tickLog.push({ at: now, jobs: polled, due: due.size, requests: batches.length, intervalMs: armedMs });
     if (this.tickLog.length > MAX_TICK_LOG) this.tickLog.shift();
-    this.addedSinceTick = false;
 
     const results = await Promise.allSettled(batches.map((batch) => this.query(batch)));
     this.ticking = false;
+    this.lastTickAt = Date.now();
     if (this.closed) return;
 
-    let changed = false;
     let failed = false;
     results.forEach((result, i) => {
       if (result.status === "rejected") {
@@ -266,6 +382,8 @@ export class JobWaiter {
             const entry = this.entries.get(id);
             if (entry) this.settle(entry, (w) => w.reject(result.reason));
           }
+        } else {
+          for (const id of batches[i]) this.backOff(this.entries.get(id), false);
         }
         return;
       }
@@ -278,22 +396,38 @@ export class JobWaiter {
           entry.missing++;
           if (entry.missing >= this.options.missingPollsLimit) {
             this.settle(entry, (w) => w.reject(new JobNotFoundError(id, entry.missing)));
+          } else {
+            this.backOff(entry, false);
           }
           continue;
         }
         entry.missing = 0;
-        if (!entry.last || entry.last.status !== job.status || entry.last.progress !== job.progress) changed = true;
+        const changed = !entry.last || entry.last.status !== job.status || entry.last.progress !== job.progress;
         entry.last = job;
-        if (job.status === "completed") this.settle(entry, (w) => w.resolve(job));
-        else if (job.status === "failed") this.settle(entry, (w) => w.reject(new JobFailedError(job)));
+        if (job.status === "completed") {
+          this.learn(entry, job);
+          this.settle(entry, (w) => w.resolve(job));
+        } else if (job.status === "failed") {
+          this.settle(entry, (w) => w.reject(new JobFailedError(job)));
+        } else if (due.has(id)) {
+          this.backOff(entry, changed);
+        } else if (changed) {
+          entry.intervalMs = this.options.pollIntervalMs;
+        }
       }
     });
     // A streak of transient failures only matters while jobs are awaited.
     this.consecutiveErrors = failed && this.entries.size > 0 ? this.consecutiveErrors + 1 : 0;
-    this.interval =
-      changed || this.addedSinceTick
-        ? this.options.pollIntervalMs
-        : Math.min(this.interval * this.options.backoffFactor, this.options.maxPollIntervalMs);
-    this.schedule(this.interval);
+    this.schedule();
+  }
+
+  /** A job polled and still running: look again after its interval, back to the minimum when it changed. */
+  private backOff(entry: Entry | undefined, changed: boolean): void {
+    if (!entry) return;
+    entry.intervalMs = changed
+      ? this.options.pollIntervalMs
+      : Math.min(entry.intervalMs * this.options.backoffFactor, this.options.maxPollIntervalMs);
+    entry.dueAt = Date.now() + entry.intervalMs;
+    entry.slackMs = 0;
   }
 }

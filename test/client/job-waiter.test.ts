@@ -103,7 +103,9 @@ describe("JobWaiter (unit)", () => {
     await second;
     // tickLog[i].intervalMs is the delay before tick i: the first tick meets a new job, then 10 → 20 → 40 while
     // nothing changes; tick 5 sees a change, back to 10 → 20; a job added during tick 8 brings it back to 10.
-    expect(waiter.tickLog.map((t) => t.intervalMs)).toEqual([10, 10, 20, 40, 40, 10, 20, 40, 10]);
+    expect(waiter.tickLog.map((t) => t.intervalMs).slice(0, 8)).toEqual([10, 10, 20, 40, 40, 10, 20, 40]);
+    // The new job's first poll: 10 ms after it was added (during tick 8), not after the first job's 40.
+    expect(waiter.tickLog.at(-1)!.intervalMs).toBeLessThanOrEqual(10);
     expect(waiter.tickLog.map((t) => t.jobs)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 2]);
     expect(waiter.active).toBe(false);
   });
@@ -231,6 +233,101 @@ describe("JobWaiter (unit)", () => {
     controller.abort(new Error("stop"));
     await expect(pending).rejects.toThrow("stop");
     expect(waiter.active).toBe(false);
+  });
+});
+
+/** Jobs that complete on their own `durationMs` after they were added, as the API's do. */
+function timedJobs() {
+  const jobs = new Map<string, { createdAt: number; durationMs: number }>();
+  const calls: string[][] = [];
+  return {
+    calls,
+    add(durationMs: number): string {
+      const id = randomUUID();
+      jobs.set(id, { createdAt: Date.now(), durationMs });
+      return id;
+    },
+    query: async (ids: string[]): Promise<Job[]> => {
+      calls.push(ids);
+      const now = Date.now();
+      return ids.flatMap((id) => {
+        const job = jobs.get(id);
+        if (!job) return [];
+        const done = now >= job.createdAt + job.durationMs;
+        const iso = (ms: number) => new Date(ms).toISOString();
+        return [
+          {
+            id,
+            status: done ? ("completed" as const) : ("in_progress" as const),
+            progress: done ? 100 : Math.floor(((now - job.createdAt) / job.durationMs) * 100),
+            resourceType: "volume",
+            resourceId: done ? id : null,
+            error: null,
+            createdAt: iso(job.createdAt),
+            updatedAt: iso(now),
+            completedAt: done ? iso(job.createdAt + job.durationMs) : null,
+          },
+        ];
+      });
+    },
+  };
+}
+
+describe("JobWaiter: polls timed by the kind's duration", () => {
+  it("learns how long a kind of job takes, then polls the next ones of that kind once, when they are done", async () => {
+    const store = timedJobs();
+    const waiter = new JobWaiter(store.query, { pollIntervalMs: 10, maxPollIntervalMs: 40, backoffFactor: 2 });
+    const first = store.add(120);
+    waiter.started([first], "createVolume");
+    await waiter.wait(first);
+    const learning = store.calls.length;
+    expect(learning).toBeGreaterThan(2);
+    expect(waiter.expectedDurationMs("createVolume")).toBe(120);
+
+    const next = store.add(120);
+    waiter.started([next], "createVolume");
+    await waiter.wait(next);
+    expect(store.calls.length - learning).toBe(1);
+  });
+
+  it("answers jobs that end close together with one poll (requests follow time, not the jobs in flight)", async () => {
+    const store = timedJobs();
+    const waiter = new JobWaiter(store.query, { pollIntervalMs: 10, maxPollIntervalMs: 40, coalesceFraction: 0.25 });
+    const seed = store.add(200);
+    waiter.started([seed], "createVm");
+    await waiter.wait(seed);
+    const before = store.calls.length;
+    // Eight jobs started 10 ms apart (as the engine starts them): each may wait 50 ms for the others.
+    const waits: Promise<Job>[] = [];
+    for (let i = 0; i < 8; i++) {
+      const id = store.add(200);
+      waiter.started([id], "createVm");
+      waits.push(waiter.wait(id));
+      await sleep(10);
+    }
+    const jobs = await Promise.all(waits);
+    expect(jobs.every((j) => j.status === "completed")).toBe(true);
+    const polls = store.calls.length - before;
+    // Without coalescing it would be one poll per job (8); ends 10 ms apart within 50 ms of slack share polls.
+    expect(polls).toBeLessThanOrEqual(3);
+    expect(store.calls.slice(before).every((batch) => batch.length <= 8)).toBe(true);
+  });
+
+  it("the client tells the poller which operation started each job (202 answers)", async () => {
+    const h = await clientHarness({ jobDurationMs: 9000 });
+    const client = h.client({ jobs: { pollIntervalMs: 50, maxPollIntervalMs: 200 } });
+    const dc = h.emulator.bootstrap.fixtures.datacenters[0].id;
+    const create = (name: string) =>
+      client.createVolume({ body: { name, datacenterId: dc, volumeTypeId: 1, volumeSizeId: 101, sizeGb: 10 } });
+    await client.jobs.wait((await create("timed-1")).jobId);
+    const learned = client.jobs.expectedDurationMs("createVolume");
+    // volume.create is 10 s of the longest 90 s: 1 s here, measured on the emulator's clock.
+    expect(learned).toBeGreaterThanOrEqual(990);
+    expect(learned).toBeLessThanOrEqual(1010);
+    const before = (await h.requestLog({ route: "queryJobs" })).length;
+    await client.jobs.wait((await create("timed-2")).jobId);
+    const polls = (await h.requestLog({ route: "queryJobs" })).slice(before);
+    expect(polls).toHaveLength(1);
   });
 });
 
