@@ -64,11 +64,18 @@ export interface VirtualMachineArgs {
    * not kept). Default false: such a change is refused. It steers the provider only; changing it changes nothing.
    */
   allowReplaceOnShrink?: pulumi.Input<boolean>;
+  /**
+   * The id of an existing VM to take over instead of creating one, e.g. the VM a `pulumi up` killed mid-way created
+   * (the stack holds only a pending create). Read at creation only: the VM must not be in status Error nor differ in
+   * what replaces a VM; its name, size, resource group and power state are then brought to the program's. Changing it
+   * changes nothing; remove it once the VM is taken over (a replacement while it names the VM is refused).
+   */
+  adoptId?: pulumi.Input<string>;
 }
 
 /**
  * A virtual machine (one per resource). Adoption by name (`adopt`) does not apply: VM names are not unique in the
- * API, so a program always creates its own VM. Its creation waits for the create job; a failed job records the VM
+ * API, so a program creates its own VM, unless it names one to take over by id (`adoptId`). Its creation waits for the create job; a failed job records the VM
  * (status Error) in the stack, and the next `pulumi up` replaces it.
  */
 export class VirtualMachine extends pulumi.dynamic.Resource {

@@ -5,7 +5,7 @@ export interface BatchedReaderOptions {
   gatherMs?: number;
   /** ... or this long after its first read, whichever comes first. Default 1 000 ms. */
   maxGatherMs?: number;
-  /** Fewer reads than this in a batch are sent one by one (one GET each). Default 4. */
+  /** Fewer reads than this in a batch are sent one by one (one GET each). Default 2. */
   minBatch?: number;
   /** Items per list page (the API allows at most 100). Default 100. */
   pageSize?: number;
@@ -38,15 +38,20 @@ interface Pending<T> {
 const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;
 
 /**
- * Reads resources of one kind by id, gathering the reads that arrive together (as `pulumi refresh` sends them) into
- * one batch, as the JobWaiter gathers job polls: a batch of a few is read one GET per id; a larger one is read
- * through the kind's list endpoint, page by page, for as long as a page costs less than the single reads it
- * replaces. An id the list did not show (gone, or moved between pages while they were read) is read by id, so
- * absence from a list never counts as deletion. Use it only for kinds whose list items carry every field of the
- * detail. Resolves null for a resource that does not exist.
+ * Reads resources of one kind by id, gathering the reads that arrive together (as `pulumi refresh` sends them, or the
+ * read-backs of jobs that one poll saw completed) into one batch, as the JobWaiter gathers job polls. A batch of one is
+ * read with one GET; a larger one through the kind's list endpoint (its list function must sort by creation, oldest
+ * first): the reader remembers on which page it last saw each id (every item of every page it read), reads the pages
+ * where the wanted ids should be (a new id: the last page), most wanted first, while a page is expected to answer at
+ * least two of them, then reads what is still missing by id, so absence from a list never counts as deletion. Use it
+ * only for kinds whose list items carry every field the caller compares. Resolves null for a resource that does not
+ * exist.
  */
 export class BatchedReader<T extends { id: string }> {
   readonly stats: BatchedReaderStats = { batches: 0, pages: 0, singles: 0, reads: 0 };
+  /** The page each id was last seen on. */
+  private readonly positions = new Map<string, number>();
+  private lastPage = 1;
   private pending: Pending<T>[] = [];
   private timer: NodeJS.Timeout | null = null;
   private firstAt = 0;
@@ -57,7 +62,7 @@ export class BatchedReader<T extends { id: string }> {
     private readonly getOne: (id: string) => Promise<T>,
     options: BatchedReaderOptions = {},
   ) {
-    this.options = { gatherMs: 100, maxGatherMs: 1000, minBatch: 4, pageSize: 100, ...options };
+    this.options = { gatherMs: 100, maxGatherMs: 1000, minBatch: 2, pageSize: 100, ...options };
     this.options.pageSize = Math.min(100, Math.max(1, this.options.pageSize));
   }
 
@@ -89,6 +94,23 @@ export class BatchedReader<T extends { id: string }> {
     }
   }
 
+  /**
+   * The page expected to answer the most of `ids` (an id's last page, else its neighbours: deletions move items to
+   * earlier pages; a new id: the last page), when it should answer at least two; else undefined (read them by id).
+   */
+  private nextPage(ids: string[], tried: Set<number>): number | undefined {
+    const counts = new Map<number, number>();
+    for (const id of ids) {
+      const seen = this.positions.get(id);
+      const guesses = seen === undefined ? [this.lastPage, this.lastPage + 1] : [seen, seen - 1, seen + 1];
+      const page = guesses.find((p) => p >= 1 && p <= this.lastPage + 1 && !tried.has(p));
+      if (page !== undefined) counts.set(page, (counts.get(page) ?? 0) + 1);
+    }
+    let best: [number, number] | undefined;
+    for (const entry of counts) if (!best || entry[1] > best[1]) best = entry;
+    return best && best[1] >= 2 ? best[0] : undefined;
+  }
+
   private async flush(batch: Pending<T>[]): Promise<void> {
     this.stats.batches++;
     this.stats.reads += batch.length;
@@ -103,14 +125,20 @@ export class BatchedReader<T extends { id: string }> {
       wanted.delete(id);
     };
     if (wanted.size >= this.options.minBatch) {
+      const tried = new Set<number>();
       try {
-        for (let page = 1; ; page++) {
+        for (;;) {
+          const page = this.nextPage([...wanted.keys()], tried);
+          if (page === undefined) break;
+          tried.add(page);
           this.stats.pages++;
           const { data, meta } = await this.listPage(page, this.options.pageSize);
-          for (const item of data) if (wanted.has(item.id)) answer(item.id, item);
-          // Another page only while it costs less than reading the ids still missing one by one.
-          const pagesLeft = meta.totalPages - page;
-          if (!meta.hasNextPage || data.length === 0 || wanted.size === 0 || pagesLeft >= wanted.size) break;
+          this.lastPage = Math.max(1, meta.totalPages);
+          for (const item of data) {
+            this.positions.set(item.id, page);
+            if (wanted.has(item.id)) answer(item.id, item);
+          }
+          if (wanted.size === 0) break;
         }
       } catch {
         // The list failed (after the transport's retries): the single reads below still answer each id.

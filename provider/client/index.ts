@@ -25,6 +25,14 @@ export {
   type RequestIssue,
 } from "./errors";
 export {
+  BatchedDeleter,
+  batchedDeleterOf,
+  type BatchedDeleterOptions,
+  type BatchedDeleterStats,
+  type BulkOutcome,
+  type BulkRow,
+} from "./batched-deleter";
+export {
   JobWaiter,
   type JobQuery,
   type JobWaiterOptions,

@@ -867,7 +867,7 @@ export interface UniqueCreate<E extends { id: string | number; createdAt: string
 }
 
 /** An error's text without the client's "it may have taken effect" note: the caller has settled that question. */
-const settledText = (error: unknown) =>
+export const settledText = (error: unknown) =>
   error instanceof ApiError ? `${error.apiMessage} (${error.code}, HTTP ${error.status})` : String(error);
 
 /**
@@ -885,6 +885,11 @@ export async function createUnique<E extends { id: string | number; createdAt: s
   for (let attempt = 1; created === undefined; attempt++) {
     const sentAt = Date.now();
     try {
+/** A warning about a resource through the host's log (the engine's with the plugin, stderr with dynamic providers). */
+export function warnAbout(resource: string, message: string): void {
+  forwardingLog.warn(message, { resource });
+}
+
       created = spec.retryConflicts && !spec.adopt ? await retryOnConflict(spec.send) : await spec.send();
     } catch (error) {
       const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
@@ -935,3 +940,7 @@ export function plainInputs(inputs: Props): Props {
 
 /** The schema of an id input: a UUID, with a message that says so. */
 export const uuidInput = (what: string) => z.uuid({ error: `must be the UUID of ${what}` });
+      warnAbout(
+        spec.what,
+        `the create got no answer (${settledText(error)}) and no resource of that name exists: sending it again`,
+      );

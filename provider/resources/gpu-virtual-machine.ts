@@ -12,12 +12,14 @@ import {
   plainInputs,
   ResourceInitError,
   settings,
+  settledText,
   uuidInput,
   type CheckFailure,
   type Props,
   type ResourceKind,
   pollUntil,
   sleep,
+  warnAbout,
 } from "./framework";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
@@ -242,23 +244,48 @@ export async function create(inputs: GpuVirtualMachineInputs): Promise<{ id: str
   const what = `Creating GPU VM "${inputs.name}"`;
   // Known before the request, so that an ambiguous failure can tell our new GPU VM from existing ones of that name.
   const before = new Set((await gpusNamed(inputs.name)).map((g) => g.id));
-  let created: { jobId: string; id: string };
-  try {
-    created = await api.createGpuVm({ body: pick(inputs, createKeys) as never });
-  } catch (error) {
-    if (isConflict(error)) throw await unavailableError(inputs, error as ApiError);
-    if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
-    const found = await findCreated(inputs, before);
-    if (!found) throw error;
-    const gpu = await settle(found.id, what);
-    if (gpu.status === "Error") {
-      throw new ResourceInitError(
-        `${what} failed: GPU VM ${found.id} is in status Error`,
-        found.id,
-        outputsOf(inputs, gpu),
+  let created: { jobId: string; id: string } | undefined;
+  let found: GpuVm | undefined;
+  // An answer lost on the way (the GPU VM may have been made) is settled by looking for a new GPU VM of ours; none:
+  // nothing was made, and the request is sent once more.
+  for (let attempt = 1; created === undefined && found === undefined; attempt++) {
+    try {
+      created = await api.createGpuVm({ body: pick(inputs, createKeys) as never });
+    } catch (error) {
+      if (isConflict(error)) throw await unavailableError(inputs, error as ApiError);
+      if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+      const checked =
+        `GPU VMs named "${inputs.name}" with series ${inputs.seriesId} × ${inputs.gpuCount} in data center ` +
+        `${inputs.datacenterId} that were not there before the request`;
+      found = await findCreated(inputs, before).catch((lookup: unknown) => {
+        if (!(lookup instanceof ApiError)) throw lookup;
+        throw new Error(
+          `${what} got no answer (${settledText(error)}), and looking for ${checked} failed too ` +
+            `(${settledText(lookup)}): the GPU VM may exist. Look for it before running \`pulumi up\` again`,
+          { cause: error },
+        );
+      });
+      if (found !== undefined) break;
+      if (attempt >= 2) {
+        throw new Error(
+          `${what} failed twice without an answer (${settledText(error)}). No GPU VM was made: there are no ` +
+            `${checked}. The next \`pulumi up\` creates it`,
+          { cause: error },
+        );
+      }
+      warnAbout(
+        `GPU VM "${inputs.name}"`,
+        `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again`,
       );
     }
-    return finish(found.id, gpu, inputs);
+  }
+  if (created === undefined) {
+    const id = found!.id;
+    const gpu = await settle(id, what);
+    if (gpu.status === "Error") {
+      throw new ResourceInitError(`${what} failed: GPU VM ${id} is in status Error`, id, outputsOf(inputs, gpu));
+    }
+    return finish(id, gpu, inputs);
   }
   try {
     await awaitJob(created.jobId, what);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
+import { BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import {
   batchedRead,
   changedInputs,
@@ -137,6 +138,14 @@ const networks = () =>
     get: (id) => api.getNetwork({ params: { id } }),
   }));
 
+/** Network deletes gathered into `POST /resource/networks/bulk/delete` (synchronous: no jobs). */
+const bulkDeleter = (api: CloudClient) =>
+  batchedDeleterOf(
+    api,
+    "networks",
+    () => new BatchedDeleter<string>(async (ids) => await api.bulkDeleteNetworks({ body: { ids } })),
+  );
+
 async function readNetwork(id: string): Promise<ApiNetwork> {
   const found = await networks().read(id);
   if (!found) throw new Error(`Network ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
@@ -228,6 +237,10 @@ export async function update(id: string, olds: Props, news: NetworkInputs): Prom
 export async function remove(id: string): Promise<void> {
   const api = client();
   const current = settings();
+  // Deletes arriving together go in one bulk request; what it did not delete goes the single way below.
+  const outcome = await bulkDeleter(api).delete(id);
+  if (outcome.kind === "deleted") return;
+  if (outcome.kind === "unconfirmed" && (await networks().read(id)) === null) return;
   const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10 * 60_000);
   let triedAgain = false;
   for (;;) {
@@ -260,9 +273,25 @@ export async function remove(id: string): Promise<void> {
   }
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const NetworkOutputs = z.object({
+  datacenterName: z.string(),
+  status: z.string(),
+  gateway: z.string(),
+  allocationPools: z.array(
+    z.object({
+      start: z.string().describe("First address of the range."),
+      end: z.string().describe("Last address of the range."),
+    }),
+  ),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
 export const network: ResourceKind = {
   name: "Network",
   inputs: { schema: NetworkInputs, fields: inputFields },
+  outputs: NetworkOutputs,
   check: (_olds: Props, news: Props) => checkInputs(NetworkInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as NetworkInputs),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { VmDetail } from "../api";
 import { ApiError, JobFailedError } from "../client";
 import {
+  AMBIGUOUS_CREATE_SKEW_MS,
   awaitJob,
   checkInputs,
   client,
@@ -12,6 +13,7 @@ import {
   plainInputs,
   ResourceInitError,
   settings,
+  settledText,
   UNKNOWN,
   uuidInput,
   type CheckFailure,
@@ -21,6 +23,7 @@ import {
   type ResourceKind,
   pollUntil,
   sleep,
+  warnAbout,
 } from "./framework";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
@@ -52,6 +55,8 @@ export const VirtualMachineInputs = z.strictObject({
     .optional(),
   sshKeyIds: z.array(z.string().min(1, "ids must not be empty"), { error: "must be a list of SSH key ids" }).optional(),
   allowReplaceOnShrink: z.boolean({ error: "must be true or false" }).optional(),
+  // Read by create only: the VM to take over instead of creating one (e.g. the VM of a `pulumi up` killed mid-way).
+  adoptId: uuidInput("the VM to take over").optional(),
 });
 export type VirtualMachineInputs = z.output<typeof VirtualMachineInputs> & {
   /** Set by check, never by the program: the cpu/ram/disk of `configurationId`, when they could be learned. */
@@ -81,6 +86,7 @@ const inputFields = {
   networkInterfaces: { change: "replace", reported: "undocumented" },
   sshKeyIds: { change: "replace", reported: "undocumented" },
   allowReplaceOnShrink: { change: "ignored", reported: "never" },
+  adoptId: { change: "ignored", reported: "never" },
   configurationSize: { change: "ignored", reported: "never" },
 } as const satisfies InputFields<VirtualMachineInputs>;
 
@@ -173,7 +179,7 @@ async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
       property: "adopt",
       reason:
         "VM names are not unique in the API, so an existing VM cannot be taken over by name; remove `adopt` " +
-        "(this program creates its own VM)",
+        "(this program creates its own VM), or give the id of the VM to take over in `adoptId`",
     });
   }
   const inputs: Props = { ...result.inputs };
@@ -231,7 +237,7 @@ function isSize(value: unknown): value is Size {
  * `olds` are the outputs. A configuration change is in place, unless it is a known shrink and the program allows
  * replacement; a VM whose creation failed (status Error) can only be replaced.
  */
-function diff(_id: string, olds: Props, news: Props): DiffResult {
+function diff(id: string, olds: Props, news: Props): DiffResult {
   const result = diffInputs(comparable(olds), comparable(news), diffSpec);
   const replaces = [...result.replaces];
   const current = { cpu: olds.cpu, ram: olds.ram, disk: olds.disk };
@@ -243,6 +249,12 @@ function diff(_id: string, olds: Props, news: Props): DiffResult {
     shrinks(current, news.configurationSize).length > 0
   ) {
     replaces.push("configurationId");
+  }
+  if (replaces.length > 0 && news.adoptId === id) {
+    throw new Error(
+      `VM ${id} was taken over with \`adoptId\` and must now be replaced (${replaces.join(", ")} changed): remove ` +
+        "`adoptId` from the program first, else the new VM would take over this one, which the replacement deletes",
+    );
   }
   return {
     changes: result.changes || replaces.length > 0,
@@ -369,9 +381,10 @@ function createBody(inputs: VirtualMachineInputs) {
 
 /**
  * VMs that may be the one a create request made, when its id is not known (names are not unique): same name, data
- * center and configuration, created within `windowMs` of `at` (the job's creation time on the API's clock).
+ * center and configuration, created within `windowMs` of `at` (the job's creation time on the API's clock), or at
+ * `at` or later when `windowMs` is `"since"`.
  */
-async function candidates(inputs: VirtualMachineInputs, at: number, windowMs: number): Promise<string[]> {
+async function candidates(inputs: VirtualMachineInputs, at: number, windowMs: number | "since"): Promise<string[]> {
   const found: string[] = [];
   const query = {
     search: inputs.name,
@@ -379,7 +392,9 @@ async function candidates(inputs: VirtualMachineInputs, at: number, windowMs: nu
     "filter[configurationId]": inputs.configurationId,
   };
   for await (const vm of client().listAll("listVms", query)) {
-    if (vm.name === inputs.name && Math.abs(Date.parse(vm.createdAt) - at) <= windowMs) found.push(vm.id);
+    const created = Date.parse(vm.createdAt);
+    const inWindow = windowMs === "since" ? created >= at : Math.abs(created - at) <= windowMs;
+    if (vm.name === inputs.name && inWindow) found.push(vm.id);
   }
   return found;
 }
@@ -410,29 +425,107 @@ async function finishCreate(inputs: VirtualMachineInputs, id: string): Promise<{
   }
 }
 
-export async function create(inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
-  const sentAt = Date.now();
-  let job: { id: string; createdAt: string };
-  try {
-    const jobs = await client().createVm({ body: createBody(inputs) });
-    if (jobs.length !== 1)
-      throw new Error(`Creating VM "${inputs.name}": expected one job, the API answered ${jobs.length}`);
-    job = jobs[0];
-  } catch (error) {
-    if (error instanceof ApiError && error.mayHaveSucceeded) {
-      // The request may have created the VM: look for it (the client's clock, so a wide window).
-      const found = await candidates(inputs, sentAt, 5 * 60_000).catch(() => []);
-      if (found.length === 1) return finishCreate(inputs, found[0]);
-      if (found.length > 1) {
+/**
+ * Sends the create request; an answer lost on the way (5xx, connection closed: the VM may have been made) is settled
+ * by looking for the VM. Names are not unique, so a VM is ours when it has the name, data center and configuration,
+ * was not there before the first request (listed first: a replacement's namesake is not taken for it) and was
+ * created since that request was sent (give or take clock skew). None: nothing was made, and the request
+ * is sent once more; a second lost answer with still nothing made is an error saying so. A VM found is finished (its
+ * job awaited through its status) and its id returned; the job, when the API answered.
+ */
+async function sendCreate(
+  inputs: VirtualMachineInputs,
+): Promise<{ job: { id: string; createdAt: string } } | { id: string }> {
+  const what = `VM "${inputs.name}"`;
+  const since = Date.now() - AMBIGUOUS_CREATE_SKEW_MS;
+  const before = new Set(await candidates(inputs, 0, "since"));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const jobs = await client().createVm({ body: createBody(inputs) });
+      if (jobs.length !== 1) throw new Error(`Creating ${what}: expected one job, the API answered ${jobs.length}`);
+      return { job: jobs[0] };
+    } catch (error) {
+      if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+      const checked =
+        `VMs named "${inputs.name}" in data center ${inputs.datacenterId} with configuration ${inputs.configurationId}, ` +
+        "created since the request was sent";
+      let found: string[];
+      try {
+        found = (await candidates(inputs, since, "since")).filter((id) => !before.has(id));
+      } catch (lookup) {
         throw new Error(
-          `Creating VM "${inputs.name}" may have succeeded (${error.message}), and several VMs could be it: ` +
-            `${found.join(", ")}. Delete the unwanted ones, then run \`pulumi up\` again`,
+          `Creating ${what} got no answer (${settledText(error)}), and looking for ${checked} failed too ` +
+            `(${settledText(lookup)}): the VM may exist. Look for it before running \`pulumi up\` again (a VM the ` +
+            "stack does not hold can be taken over with `adoptId`)",
           { cause: error },
         );
       }
+      if (found.length === 1) return { id: found[0]! };
+      if (found.length > 1) {
+        throw new Error(
+          `Creating ${what} got no answer (${settledText(error)}), and several ${checked} could be it: ` +
+            `${found.join(", ")}. Delete the unwanted ones (or keep one and set \`adoptId\` to it), then run ` +
+            "`pulumi up` again",
+          { cause: error },
+        );
+      }
+      if (attempt >= 2) {
+        throw new Error(
+          `Creating ${what} failed twice without an answer (${settledText(error)}). No VM was made: there are no ` +
+            `${checked}. The next \`pulumi up\` creates it`,
+          { cause: error },
+        );
+      }
+      warnAbout(what, `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again`);
+    }
+  }
+}
+
+/**
+ * Takes over the VM `adoptId` names instead of creating one: once no job works on it, it must not be in status Error
+ * nor differ from the program in what only a replacement changes; the rest (name, size, group, power) is converged as
+ * by an update.
+ */
+async function adopt(inputs: VirtualMachineInputs, id: string): Promise<{ id: string; outs: Props }> {
+  let detail: VmDetail;
+  try {
+    detail = await settledVm(id);
+  } catch (error) {
+    if (isNotFound(error)) {
+      throw new Error(
+        `adoptId: no VM ${id} is visible to these credentials; give the id of an existing VM, or remove \`adoptId\` ` +
+          "to create one",
+        { cause: error },
+      );
     }
     throw error;
   }
+  const found = `VM "${detail.virtualMachine.name}" (${id})`;
+  if (detail.status === "Error") {
+    throw new Error(
+      `adoptId: ${found} is in status Error (its creation failed) and cannot be taken over; delete it and remove ` +
+        "`adoptId` to create a new VM",
+    );
+  }
+  const outs = outputsOf(inputs, await observe(detail), await privateKeyOf(id));
+  const given: Props = inputs;
+  const { replaces } = diffInputs(comparable(outs), comparable(given), diffSpec);
+  if (replaces.length > 0) {
+    const differences = replaces.map((k) => `${k}: ${JSON.stringify(outs[k])} ≠ ${JSON.stringify(given[k])}`);
+    throw new Error(
+      `adoptId: ${found} differs from the program where only a new VM could follow it (${differences.join("; ")}): ` +
+        "change the program to match it, or remove `adoptId` to create a new VM",
+    );
+  }
+  warnAbout(`VM "${inputs.name}"`, `taking over ${found} (adoptId) instead of creating a VM`);
+  return { id, outs: await update(id, outs, inputs) };
+}
+
+export async function create(inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+  if (inputs.adoptId !== undefined) return adopt(inputs, inputs.adoptId);
+  const sent = await sendCreate(inputs);
+  if ("id" in sent) return finishCreate(inputs, sent.id);
+  const { job } = sent;
   let id: string;
   try {
     const done = await awaitJob(job.id, `Creating VM "${inputs.name}"`);

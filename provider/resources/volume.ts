@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Volume as ApiVolume } from "../api";
-import { ApiError, type CloudClient } from "../client";
+import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import {
   awaitJob,
   batchedRead,
@@ -266,6 +266,14 @@ const volumes = () =>
     get: (id) => api.getVolume({ params: { id } }),
   }));
 
+/** Volume deletes gathered into `POST /resource/volumes/bulk/delete` (a delete job per volume). */
+const bulkDeleter = (api: CloudClient) =>
+  batchedDeleterOf(
+    api,
+    "volumes",
+    () => new BatchedDeleter<string>(async (ids) => await api.bulkDeleteVolumes({ body: { ids } })),
+  );
+
 /** The volume through the batched reader. */
 async function readVolume(id: string): Promise<ApiVolume> {
   const found = await volumes().read(id);
@@ -322,6 +330,13 @@ export async function remove(id: string): Promise<void> {
   const current = settings();
   const deadline = Date.now() + current.jobTimeoutMs;
   const attachedDeadline = Date.now() + Math.min(current.jobTimeoutMs, 60_000);
+  // Deletes arriving together go in one bulk request; what it did not delete goes the single way below.
+  const outcome = await bulkDeleter(api).delete(id);
+  if (outcome.kind === "deleted") {
+    if (outcome.jobId !== null) await awaitJob(outcome.jobId, `Deleting volume ${id}`);
+    return;
+  }
+  if (outcome.kind === "unconfirmed" && (await volumes().read(id)) === null) return;
   for (;;) {
     try {
       const job = await api.deleteVolume({ params: { id } });
@@ -381,9 +396,18 @@ async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
   return result;
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const VolumeOutputs = z.object({
+  datacenterName: z.string(),
+  volumeTypeName: z.string(),
+  failed: z.boolean(),
+  createdAt: z.string(),
+});
+
 export const volume: ResourceKind = {
   name: "Volume",
   inputs: { schema: VolumeInputs, fields: inputFields },
+  outputs: VolumeOutputs,
   check: (olds: Props, news: Props) => check(olds, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as VolumeInputs),

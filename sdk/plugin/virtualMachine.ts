@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * A virtual machine (one per resource). Adoption by name (`adopt`) does not apply: VM names are not unique in the API, so a program always creates its own VM. Its creation waits for the create job; a failed job records the VM (status Error) in the stack, and the next `pulumi up` replaces it.
+ * A virtual machine (one per resource). Adoption by name (`adopt`) does not apply: VM names are not unique in the API, so a program creates its own VM, unless it names one to take over by id (`adoptId`). Its creation waits for the create job; a failed job records the VM (status Error) in the stack, and the next `pulumi up` replaces it.
  */
 export class VirtualMachine extends pulumi.CustomResource {
     /**
@@ -36,6 +36,10 @@ export class VirtualMachine extends pulumi.CustomResource {
         return obj['__pulumiType'] === VirtualMachine.__pulumiType;
     }
 
+    /**
+     * The id of an existing VM to take over instead of creating one, e.g. the VM a `pulumi up` killed mid-way created (the stack holds only a pending create). Read at creation only: the VM must not be in status Error nor differ in what replaces a VM; its name, size, resource group and power state are then brought to the program's. Changing it changes nothing; remove it once the VM is taken over (a replacement while it names the VM is refused).
+     */
+    declare public readonly adoptId: pulumi.Output<string | undefined>;
     /**
      * Whether the VM has a public address.
      */
@@ -152,6 +156,7 @@ export class VirtualMachine extends pulumi.CustomResource {
             if (args?.name === undefined && !opts.urn) {
                 throw new Error("Missing required property 'name'");
             }
+            resourceInputs["adoptId"] = args?.adoptId;
             resourceInputs["allocatePublicIp"] = args?.allocatePublicIp;
             resourceInputs["allowReplaceOnShrink"] = args?.allowReplaceOnShrink;
             resourceInputs["configurationId"] = args?.configurationId;
@@ -176,6 +181,7 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["updatedAt"] = undefined /*out*/;
         } else {
+            resourceInputs["adoptId"] = undefined /*out*/;
             resourceInputs["allocatePublicIp"] = undefined /*out*/;
             resourceInputs["allowReplaceOnShrink"] = undefined /*out*/;
             resourceInputs["configurationCategoryCode"] = undefined /*out*/;
@@ -211,6 +217,10 @@ export class VirtualMachine extends pulumi.CustomResource {
  * The set of arguments for constructing a VirtualMachine resource.
  */
 export interface VirtualMachineArgs {
+    /**
+     * The id of an existing VM to take over instead of creating one, e.g. the VM a `pulumi up` killed mid-way created (the stack holds only a pending create). Read at creation only: the VM must not be in status Error nor differ in what replaces a VM; its name, size, resource group and power state are then brought to the program's. Changing it changes nothing; remove it once the VM is taken over (a replacement while it names the VM is refused).
+     */
+    adoptId?: pulumi.Input<string | undefined>;
     /**
      * Give the VM a public IPv4 address. Default false. Changing it replaces the VM.
      */

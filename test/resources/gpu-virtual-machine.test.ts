@@ -250,16 +250,41 @@ describe("GpuVirtualMachine lifecycle", () => {
     expect(await gpusNamed("jf-")).toEqual([]);
   });
 
-  it("a create refused before reaching the API fails clearly and leaves nothing", async () => {
+  it("a create answered 503 before anything was made is sent once more (one GPU VM); twice, it fails saying so", async () => {
     const options = stack.options();
+    const since = stack.mark();
     await stack.faults("createGpuVm,status=503,count=1");
-    const failed = await failureOf(
-      up(program({ name: "rf-gpu", datacenterId: fra.id, seriesId: a100.id, gpuCount: 1 }), options),
+    const args = { name: "rf-gpu", datacenterId: fra.id, seriesId: a100.id, gpuCount: 1 as const };
+    const created = await up(program(args), options);
+    await stack.faults("");
+    expect((await gpusNamed("rf-")).map((g) => g.id)).toEqual([created.outputs.id]);
+    const creates = (await stack.requests(since)).filter((r) => r.route === "createGpuVm").map((r) => r.status);
+    expect(creates).toEqual([503, 202]);
+    await destroy(options);
+
+    await stack.faults("createGpuVm,status=503,count=2");
+    const failed = await failureOf(up(program({ ...args, name: "rf2-gpu" }), options));
+    await stack.faults("");
+    expect(failed.message).toContain('Creating GPU VM "rf2-gpu" failed twice without an answer');
+    expect(failed.message).toContain("No GPU VM was made");
+    expect(failed.message).not.toContain("may have taken effect");
+    expect(failed.result.state.resources.filter((r) => r.name === "gpu")).toEqual([]);
+    expect(await gpusNamed("rf2-")).toEqual([]);
+  });
+
+  it("a create that took effect but whose answer was lost is found, not sent again: one GPU VM", async () => {
+    const options = stack.options();
+    const since = stack.mark();
+    await stack.faults("createGpuVm,drop,after,count=1");
+    const created = await up(
+      program({ name: "lost-gpu", datacenterId: fra.id, seriesId: a100.id, gpuCount: 1 }),
+      options,
     );
     await stack.faults("");
-    expect(failed.message).toContain("503");
-    expect(failed.result.state.resources.filter((r) => r.name === "gpu")).toEqual([]);
-    expect(await gpusNamed("rf-")).toEqual([]);
+    expect((await gpusNamed("lost-")).map((g) => g.id)).toEqual([created.outputs.id]);
+    expect((await stack.requests(since)).filter((r) => r.route === "createGpuVm").map((r) => r.status)).toEqual([0]);
+    await destroy(options);
+    expect(await gpusNamed("lost-")).toEqual([]);
   });
 
   // 11. Adoption does not apply: GPU VM names are not unique, so a name cannot identify an existing GPU VM. A GPU VM

@@ -345,21 +345,130 @@ describe("VirtualMachine lifecycle", () => {
     expect(await vmsNamed("to-")).toEqual([]);
   });
 
-  it("an ambiguous create (503) is looked up before it is reported, and records nothing when no VM was made", async () => {
+  it("a create answered 503 before anything was made: looked up, nothing found, sent once more: one VM", async () => {
     const options = stack.options();
     const since = stack.mark();
     await stack.faults("createVm,status=503,count=1");
     const args = { name: "am-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
-    const failed = await up(program(args), { ...options, throwOnError: false });
+    const created = await up(program(args), options);
     await stack.faults("");
-    expect(failed.errors.map((e) => e.message).join("\n")).toContain("may have taken effect");
-    expect(failed.state.resources.find((r) => r.name === "vm")).toBeUndefined();
+    const vms = await vmsNamed("am-");
+    expect(vms.map((vm) => vm.id)).toEqual([created.outputs.id]);
     // Check verifies the credentials once per run first (GET /auth/check): not part of the create.
     const routes = (await stack.requests(since))
       .filter((r) => r.route !== "check")
       .map((r) => `${r.route} ${r.status}`);
-    expect(routes).toEqual(["createVm 503", "listVms 200"]);
+    expect(routes.slice(0, 4)).toEqual(["listVms 200", "createVm 503", "listVms 200", "createVm 202"]);
+    expect(routes.filter((r) => r.startsWith("createVm"))).toEqual(["createVm 503", "createVm 202"]);
+    expect(created.hostLog).toMatch(
+      /the create got no answer \(Injected fault: 503 SERVER_ERROR \(SERVER_ERROR, HTTP 503\)\) and there are no VMs named "am-vm"/,
+    );
+    await destroy(options);
     expect(await vmsNamed("am-")).toEqual([]);
+  });
+
+  it("a create that took effect but whose answer was lost (503 or no answer) is found, not sent again: one VM", async () => {
+    for (const fault of ["status=503", "drop"]) {
+      const options = stack.options();
+      const since = stack.mark();
+      await stack.faults(`createVm,${fault},after,count=1`);
+      const args = {
+        name: `lost-${fault.slice(0, 4)}-vm`,
+        datacenterId: fra.id,
+        imageId: ubuntu.id,
+        configurationId: small.id,
+      };
+      const created = await up(program(args), options);
+      await stack.faults("");
+      expect((await vmsNamed(args.name)).map((vm) => vm.id)).toEqual([created.outputs.id]);
+      expect((await getVm(created.outputs.id as string)).status).toBe("Running");
+      const creates = (await stack.requests(since)).filter((r) => r.route === "createVm").map((r) => r.status);
+      expect(creates).toEqual([fault === "drop" ? 0 : 503]);
+      await destroy(options);
+      expect(await vmsNamed(args.name)).toEqual([]);
+    }
+  });
+
+  it("a lost answer does not take a VM of the same name made before the request for the new one", async () => {
+    const options = stack.options();
+    const older = await vmBehindTheStack("twin-vm", small.id);
+    await stack.faults("createVm,status=503,count=1");
+    const args = { name: "twin-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+    const created = await up(program(args), options);
+    await stack.faults("");
+    expect(created.outputs.id).not.toBe(older);
+    expect((await vmsNamed("twin-")).map((vm) => vm.id).sort()).toEqual([older, created.outputs.id].sort());
+    await destroy(options);
+    expect((await vmsNamed("twin-")).map((vm) => vm.id)).toEqual([older]);
+    await deleteBehindTheStack(older);
+  });
+
+  it("a create whose answer is lost twice with nothing made says so, and records nothing", async () => {
+    const options = stack.options();
+    await stack.faults("createVm,status=503,count=2");
+    const args = { name: "am2-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+    const failed = await up(program(args), { ...options, throwOnError: false });
+    await stack.faults("");
+    const message = failed.errors.map((e) => e.message).join("\n");
+    expect(message).toContain('Creating VM "am2-vm" failed twice without an answer');
+    expect(message).toContain("No VM was made");
+    expect(message).not.toContain("may have taken effect");
+    expect(failed.state.resources.find((r) => r.name === "vm")).toBeUndefined();
+    expect(await vmsNamed("am2-")).toEqual([]);
+    // The next up creates it.
+    const next = await up(program(args), options);
+    expect((await vmsNamed("am2-")).map((vm) => vm.id)).toEqual([next.outputs.id]);
+    await destroy(options);
+  });
+
+  it("adoptId takes over an existing VM by id (name and power converged), and is refused when it cannot", async () => {
+    const options = stack.options();
+    const existing = await vmBehindTheStack("orphan-vm", small.id);
+    const args = {
+      name: "adopted-vm",
+      datacenterId: fra.id,
+      imageId: ubuntu.id,
+      configurationId: small.id,
+      powerState: "stopped" as const,
+    };
+    // Refused: no such VM; a VM that differs in what replaces it.
+    const missing = await up(program({ ...args, adoptId: "00000000-0000-4000-8000-000000000000" }), {
+      ...options,
+      throwOnError: false,
+    });
+    expect(missing.errors.map((e) => e.message).join("\n")).toContain(
+      "adoptId: no VM 00000000-0000-4000-8000-000000000000 is visible to these credentials",
+    );
+    const other = await up(program({ ...args, imageId: debian.id, adoptId: existing }), {
+      ...options,
+      throwOnError: false,
+    });
+    expect(other.errors.map((e) => e.message).join("\n")).toContain(
+      `adoptId: VM "orphan-vm" (${existing}) differs from the program where only a new VM could follow it (imageId: ${ubuntu.id} ≠ ${debian.id})`,
+    );
+    expect((await vmsNamed("orphan-")).map((vm) => vm.id)).toEqual([existing]);
+    expect(await vmsNamed("adopted-")).toEqual([]);
+
+    const since = stack.mark();
+    const adopted = await up(program({ ...args, adoptId: existing }), options);
+    expect(adopted.outputs.id).toBe(existing);
+    expect((await stack.requests(since)).filter((r) => r.route === "createVm")).toEqual([]);
+    const live = await getVm(existing);
+    expect(live.virtualMachine.name).toBe("adopted-vm");
+    expect(live.status).toBe("Stopped");
+    // adoptId is read at creation only: no change afterwards, with it or without it.
+    expect((await preview(program({ ...args, adoptId: existing }), options)).step("vm").op).toBe("same");
+    expect((await preview(program(args), options)).step("vm").op).toBe("same");
+    // A replacement while adoptId names the VM is refused (the new VM would take over the one it replaces).
+    const replacing = await up(program({ ...args, imageId: debian.id, adoptId: existing }), {
+      ...options,
+      throwOnError: false,
+    });
+    expect(replacing.errors.map((e) => e.message).join("\n")).toContain(
+      `VM ${existing} was taken over with \`adoptId\` and must now be replaced (imageId changed): remove \`adoptId\``,
+    );
+    await destroy(options);
+    expect(await vmsNamed("adopted-")).toEqual([]);
   });
 
   it("11. adoption does not apply (VM names are not unique): `adopt` is refused at check with the reason", async () => {
