@@ -18,6 +18,33 @@ function wire<T>(value: T): T {
 }
 
 /**
+ * An error as the dynamic host reports it for a failed check, diff, read or delete: it prints `${error}: ${error.stack}`
+ * on its stderr, which the engine shows under the Stack (with the paths of every stack frame), then sends the error's
+ * message to the engine, which shows it with the resource. So the message goes to the engine only, and the stderr
+ * line only says which resource failed (`cloudinfra: reading Network <id> failed (the error is shown with the resource)`).
+ */
+export class HostError extends Error {
+  override name = "cloudinfra";
+  constructor(message: string, what: string, cause: unknown) {
+    super(message, { cause });
+    this.stack = `${what} failed (the error is shown with the resource)`;
+  }
+  /** The name alone: the host prints this before the stack, and the message goes to the engine. */
+  override toString(): string {
+    return this.name;
+  }
+}
+
+/** Runs a host call; a failure becomes a {@link HostError} about `what` (`reading Network <id>`). */
+async function reported<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new HostError(error instanceof Error ? error.message : String(error), what, error);
+  }
+}
+
+/**
  * What the serialized providers call. Host-specific work lives here and nowhere else: `__provider` is stripped on the
  * way in, and copied into the properties of an initialization failure (the engine stores those as the outputs, and
  * Read and Delete run the provider found there).
@@ -30,12 +57,17 @@ export const dynamicHandlers = {
   },
   /** Settings problems fail the check (nothing sent); valid inputs then have the credentials checked once. */
   async check(kind: KindName, olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-    const { inputs, failures } = await checkResource(kinds[kind], withoutProvider(olds), withoutProvider(news));
-    const secret = (property: string) => kinds[kind].secretInputs?.includes(property) === true;
-    return wire({ inputs, failures: failuresForEngine(failures, secret) });
+    const named = typeof news.name === "string" ? ` "${news.name}"` : "";
+    return reported(`checking ${kind}${named}`, async () => {
+      const { inputs, failures } = await checkResource(kinds[kind], withoutProvider(olds), withoutProvider(news));
+      const secret = (property: string) => kinds[kind].secretInputs?.includes(property) === true;
+      return wire({ inputs, failures: failuresForEngine(failures, secret) });
+    });
   },
   async diff(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-    return kinds[kind].diff(id, withoutProvider(olds), withoutProvider(news));
+    return reported(`comparing ${kind} ${id} with the program`, async () =>
+      kinds[kind].diff(id, withoutProvider(olds), withoutProvider(news)),
+    );
   },
   async create(kind: KindName, inputs: Props): Promise<pulumi.dynamic.CreateResult> {
     try {
@@ -48,8 +80,10 @@ export const dynamicHandlers = {
     }
   },
   async read(kind: KindName, id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
-    const found = await kinds[kind].read(id, withoutProvider(props));
-    return found ? wire(found) : { id: "", props: {} };
+    return reported(`reading ${kind} ${id}`, async () => {
+      const found = await kinds[kind].read(id, withoutProvider(props));
+      return found ? wire(found) : { id: "", props: {} };
+    });
   },
   async update(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
     try {
@@ -62,7 +96,7 @@ export const dynamicHandlers = {
     }
   },
   async delete(kind: KindName, id: string, props: Props): Promise<void> {
-    await kinds[kind].delete(id, withoutProvider(props));
+    await reported(`deleting ${kind} ${id}`, () => kinds[kind].delete(id, withoutProvider(props)));
   },
 };
 

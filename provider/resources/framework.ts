@@ -522,6 +522,27 @@ export function reasonFor(property: string, reason: string): string {
   return reason.startsWith(prefix) ? reason.slice(prefix.length) : reason;
 }
 
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<PropertyKey, unknown>)[key];
+  }
+  return at;
+}
+
+/**
+ * The reason of a required value that is absent. Outside preview the engine leaves out of Check a value that is not
+ * known (KeepUnknowns only in a dry run), e.g. the id of a resource that failed under `--continue-on-error`, and
+ * Check is not told whether it runs in a preview: the likely cause is said first, then what the value must be.
+ */
+export function noValue(reason: string): string {
+  return (
+    "has no value: if the program sets it from another resource's output, that resource was not created in this " +
+    `run (see its error), so the value is not known; otherwise it ${reason}`
+  );
+}
+
 /**
  * Validates a resource's inputs against its schema: every problem is reported (property + what is expected + how to
  * fix it, never zod's default text, never the property twice), unknown properties are refused, and values not known
@@ -551,7 +572,9 @@ export function checkInputs<S extends z.ZodObject>(
         }
       } else {
         const property = issue.path.join(".") || "(inputs)";
-        failures.push({ property, reason: issue.message });
+        const missing =
+          issue.code === "invalid_type" && issue.path.length > 0 && valueAt(known, issue.path) === undefined;
+        failures.push({ property, reason: missing ? noValue(reasonFor(property, issue.message)) : issue.message });
       }
     }
   }
@@ -713,6 +736,21 @@ export class OperationCancelledError extends Error {
   override name = "OperationCancelledError";
 }
 
+const jobResourceNames: Record<string, string> = { vm: "VM", gpu: "GPU VM", volume: "volume", network: "network" };
+
+/**
+ * The error of a failed job: what failed, the API's reason, then the job and the resource it was about, e.g.
+ * `Creating VM "web" failed: Quota exceeded (job <id>, VM <id>)`. Its `job.error` is that text without the ids.
+ */
+export function failedJob(job: Job, what: string): JobFailedError {
+  const failed = new JobFailedError({ ...job, error: `${what} failed: ${job.error ?? "no reason given"}` });
+  const resource = job.resourceId
+    ? `, ${jobResourceNames[job.resourceType] ?? job.resourceType} ${job.resourceId}`
+    : "";
+  failed.message = `${failed.job.error} (job ${job.id}${resource})`;
+  return failed;
+}
+
 /**
  * Waits for a job with the configured timeout; a failed job becomes an error saying what failed and why, a
  * cancellation one saying what was cancelled and that the job goes on.
@@ -736,9 +774,7 @@ export async function awaitJob(jobId: string, what: string, current: Settings = 
     forwardingLog.info(`job ${jobId} completed in ${duration(Date.now() - started)}`, context);
     return job;
   } catch (error) {
-    if (error instanceof JobFailedError) {
-      throw new JobFailedError({ ...error.job, error: `${what} failed: ${error.job.error ?? "no reason given"}` });
-    }
+    if (error instanceof JobFailedError) throw failedJob(error.job, what);
     if (error instanceof JobTimeoutError) {
       throw new Error(
         `${what} did not finish within ${current.jobTimeoutMs} ms (job ${jobId}); raise cloudinfra:jobTimeoutMs if the ` +

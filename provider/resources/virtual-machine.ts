@@ -535,7 +535,7 @@ export async function create(inputs: VirtualMachineInputs): Promise<{ id: string
     // The VM exists whatever went wrong while waiting: find it to record it (no orphan).
     const failedId = error instanceof JobFailedError ? error.job.resourceId : null;
     const found = failedId ? [failedId] : await candidates(inputs, Date.parse(job.createdAt), 2_000).catch(() => []);
-    const message = error instanceof JobFailedError ? (error.job.error ?? error.message) : (error as Error).message;
+    const message = (error as Error).message;
     if (found.length === 1) return failedCreate(inputs, found[0], message);
     const note =
       found.length > 1

@@ -6,8 +6,8 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { EngineEvent, PulumiFn, Stack } from "@pulumi/pulumi/automation";
-import { afterAll, describe } from "vitest";
+import type { EngineEvent, LocalWorkspace, PulumiFn, Stack } from "@pulumi/pulumi/automation";
+import { afterAll, describe, expect } from "vitest";
 import type { EmulatorOptions } from "../../emulator/context";
 import { cliStack, prepareProject, usePulumiCli, type PlainConfig } from "../../tools/pulumi-cli";
 import { stackOnEmulator, type Stack as EmulatorStack } from "../resources/helpers";
@@ -33,6 +33,48 @@ export function describeCli(name: string, body: () => void): void {
     cliVersion === undefined ? `${name} — skipped: ${skipReason}` : `${name} (pulumi ${cliVersion})`,
     body,
   );
+}
+
+/** A CLI run of a stack of {@link cliWorld}: the command line, and what it printed (stdout, then stderr). */
+export interface CliRun {
+  command: string;
+  output: string;
+}
+
+/** Every CLI run of this test file's stacks, in order (the Automation API's commands included). */
+export const cliRuns: CliRun[] = [];
+
+/** A stack frame as Node.js prints one (`    at fn (/path/file.ts:12:3)`): never part of what the CLI shows a user. */
+export const STACK_FRAME = /\n\s+at .+:\d+:\d+\)?/;
+
+type PulumiRun = (args: string[], ...rest: unknown[]) => Promise<{ stdout: string; stderr: string }>;
+const recorded = new WeakSet<object>();
+
+/** Records every CLI run of `stack` in {@link cliRuns} (a failed run's CommandError holds both outputs). */
+export function recordRuns(stack: Stack): void {
+  const command = (stack.workspace as LocalWorkspace).pulumiCommand as unknown as { run: PulumiRun };
+  if (recorded.has(command)) return;
+  recorded.add(command);
+  const run = command.run.bind(command);
+  command.run = async (args, ...rest) => {
+    const line = `pulumi ${args.join(" ")}`;
+    try {
+      const result = await run(args, ...rest);
+      cliRuns.push({ command: line, output: `${result.stdout}\n${result.stderr}` });
+      return result;
+    } catch (error) {
+      cliRuns.push({ command: line, output: String(error) });
+      throw error;
+    }
+  };
+}
+
+/** The recorded runs whose output shows a stack frame, each as its command and the lines around the first frame. */
+export function runsWithStackFrames(runs: readonly CliRun[] = cliRuns): string[] {
+  return runs.flatMap(({ command, output }) => {
+    const at = STACK_FRAME.exec(output)?.index;
+    return at === undefined ? [] : [`${command}:\n${output.slice(Math.max(0, at - 300), at + 300)}`];
+  });
 }
 
 /** A resource of an exported deployment (the parts read here). */
@@ -83,6 +125,10 @@ export async function cliWorld(options: EmulatorOptions = {}): Promise<CliWorld>
     for (const stack of stacks) await stack.workspace.removeStack(stack.name, { force: true }).catch(() => undefined);
     fs.rmSync(work, { recursive: true, force: true });
   });
+  // Errors meant for the user print as their message: no CLI output of the suite shows a stack frame.
+  afterAll(() => {
+    expect(runsWithStackFrames(), "CLI output with a stack trace").toEqual([]);
+  });
   const config: PlainConfig = {
     "cloudinfra:baseUrl": world.emulator.baseUrl,
     "cloudinfra:apiKey": { secret: world.emulator.bootstrap.users.admin.apiKey },
@@ -112,6 +158,7 @@ export async function cliWorld(options: EmulatorOptions = {}): Promise<CliWorld>
         program,
         config: stackConfig,
       });
+      recordRuns(stack);
       stacks.push(stack);
       return stack;
     },

@@ -1,0 +1,136 @@
+/**
+ * Failure messages through Pulumi's real dynamic-provider host (test/harness). Regressions:
+ * - a VM's failed job read `Creating VM "x" failed: <error>`, without the job and the VM (volumes, networks and GPU
+ *   VMs named both): every kind's failed create job now reads `<what> failed: <error> (job <id>, <resource> <id>)`;
+ * - the host printed every error thrown by check, diff, read and delete with its stack (file paths of the user's
+ *   machine and of this package) under the Stack, the message twice, before the engine showed the message with its
+ *   resource: the host now prints one line naming the failed operation, and the message reaches the engine alone.
+ */
+import { describe, expect, it } from "vitest";
+import { GpuVirtualMachine, Network, Volume, VirtualMachine } from "../../sdk";
+import { HostError } from "../../provider/dynamic";
+import { destroy, preview, refresh, up, type RunResult } from "../harness";
+import { stackOnEmulator } from "./helpers";
+
+const stack = await stackOnEmulator();
+const [fra] = stack.datacenters;
+const a100 = stack.emulator.bootstrap.fixtures.gpuSeries.find((s) => s.code === "a100")!;
+const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+const STACK_FRAME = /\n\s+at .+:\d+:\d+\)?/;
+
+const messages = (run: RunResult) => run.errors.map((e) => e.message).join("\n");
+const recorded = (run: RunResult, name: string) => run.state.resources.find((r) => r.name === name);
+
+describe("a failed create job names the job and the resource, for every kind with jobs", () => {
+  const cases = [
+    {
+      operation: "vm.create",
+      noun: "VM",
+      what: 'Creating VM "fm-vm"',
+      program: () => ({
+        id: new VirtualMachine("r", { name: "fm-vm", datacenterId: fra.id, imageId: 1, configurationId: 1 }).id,
+      }),
+      status: (id: string) => stack.api.getVm({ params: { id } }).then((vm) => vm.status),
+    },
+    {
+      operation: "gpu.create",
+      noun: "GPU VM",
+      what: 'Creating GPU VM "fm-gpu"',
+      program: () => ({
+        id: new GpuVirtualMachine("r", { name: "fm-gpu", datacenterId: fra.id, seriesId: a100.id, gpuCount: 1 }).id,
+      }),
+      status: (id: string) => stack.api.getGpuVm({ params: { id } }).then((gpu) => gpu.status),
+    },
+    {
+      operation: "network.create",
+      noun: "network",
+      what: 'Creating network named "fm-net"',
+      program: () => ({ id: new Network("r", { name: "fm-net", datacenterId: fra.id, networkType: "standard" }).id }),
+      status: (id: string) => stack.api.getNetwork({ params: { id } }).then((net) => net.status),
+    },
+    {
+      operation: "volume.create",
+      noun: "volume",
+      what: 'Creating volume named "fm-vol"',
+      program: () => ({
+        id: new Volume("r", { name: "fm-vol", datacenterId: fra.id, volumeTypeId: 1, sizeGb: 10 }).id,
+      }),
+      status: (id: string) => stack.api.getVolume({ params: { id } }).then((vol) => vol.status),
+    },
+  ];
+  for (const { operation, noun, what, program, status } of cases) {
+    it(`${operation} (the VM's read "Creating VM "x" failed: <error>")`, async () => {
+      const options = stack.options();
+      await stack.faults(`job=${operation},fail=Quota exceeded,count=1`);
+      const failed = await up(program, { ...options, throwOnError: false }).finally(() => stack.faults(""));
+      const id = recorded(failed, "r")?.id;
+      expect(id).toBeTruthy();
+      const pattern = new RegExp(
+        `${what.replace(/[()]/g, "\\$&")} failed: Quota exceeded \\(job (${UUID}), ${noun} ${id}\\)`,
+      );
+      const [, jobId] = pattern.exec(messages(failed)) ?? [];
+      expect(jobId, messages(failed)).toBeDefined();
+      expect(recorded(failed, "r")?.initErrors?.join("\n")).toMatch(pattern);
+      // The job named is the one that failed, about that resource, and the resource is in status Error.
+      const [job] = (await stack.api.queryJobs({ body: { jobIds: [jobId!] } })).jobs;
+      expect(job).toMatchObject({ status: "failed", resourceId: id, error: "Quota exceeded" });
+      expect(await status(id!)).toBe("Error");
+      await destroy(options);
+    });
+  }
+});
+
+describe("errors of check, read and delete reach the engine as their message, without a stack", () => {
+  const program = () => ({
+    id: new Network("net", { name: "fm-host", datacenterId: fra.id, networkType: "standard" }).id,
+  });
+
+  it("the host's line names the failed operation; the message is the engine's, once", async () => {
+    const options = { ...stack.options(), throwOnError: false };
+    const created = await up(program, options);
+    const id = recorded(created, "net")!.id!;
+
+    // check: credentials refused
+    const badKey = { ...options, config: { ...options.config, "cloudinfra:apiKey": { secret: "svc_not-a-key" } } };
+    const checked = await preview(program, badKey);
+    expect(messages(checked)).toContain("The API refused the cloudinfra credentials");
+    expect(checked.hostLog).toContain(
+      'cloudinfra: checking Network "fm-host" failed (the error is shown with the resource)',
+    );
+
+    // read: the API answers 500
+    await stack.faults("getNetwork,status=500,message=Network store unavailable");
+    const read = await refresh({ ...options, config: { ...options.config, "cloudinfra:maxRetries": "0" } }).finally(
+      () => stack.faults(""),
+    );
+    expect(messages(read)).toContain("Network store unavailable");
+    expect(read.hostLog).toContain(`cloudinfra: reading Network ${id} failed (the error is shown with the resource)`);
+
+    // delete: refused while the network is busy
+    await stack.faults("deleteNetwork,status=409,message=Network is busy,count=2");
+    const deleted = await destroy(options).finally(() => stack.faults(""));
+    expect(messages(deleted)).toContain(`Network ${id} cannot be deleted now (status Active)`);
+    expect(deleted.hostLog).toContain(
+      `cloudinfra: deleting Network ${id} failed (the error is shown with the resource)`,
+    );
+    expect((await stack.api.getNetwork({ params: { id } })).status).toBe("Active");
+
+    for (const run of [checked, read, deleted]) {
+      expect(run.ok).toBe(false);
+      expect(run.hostLog).not.toMatch(STACK_FRAME);
+      for (const error of run.errors) expect(run.hostLog).not.toContain(error.message);
+    }
+    await destroy({ ...options, throwOnError: true });
+  });
+
+  it("a HostError prints as the host prints errors: the operation that failed, never the message or a frame", () => {
+    const cause = new Error("Network store unavailable");
+    const error = new HostError(cause.message, "reading Network n-1", cause);
+    expect(error.message).toBe("Network store unavailable");
+    expect(error.cause).toBe(cause);
+    // cmd/dynamic-provider/index.js: `console.error(`${e}: ${e.stack}`)`, then the error goes to the engine.
+    expect(`${error}: ${error.stack}`).toBe(
+      "cloudinfra: reading Network n-1 failed (the error is shown with the resource)",
+    );
+  });
+});
