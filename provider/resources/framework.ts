@@ -883,6 +883,11 @@ export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> 
   }
 }
 
+/** A warning about a resource through the host's log (the engine's with the plugin, stderr with dynamic providers). */
+export function warnAbout(resource: string, message: string): void {
+  forwardingLog.warn(message, { resource });
+}
+
 export interface UniqueCreate<E extends { id: string | number; createdAt: string }> {
   /** What is created, for messages: `network named "app"`. */
   what: string;
@@ -921,11 +926,6 @@ export async function createUnique<E extends { id: string | number; createdAt: s
   for (let attempt = 1; created === undefined; attempt++) {
     const sentAt = Date.now();
     try {
-/** A warning about a resource through the host's log (the engine's with the plugin, stderr with dynamic providers). */
-export function warnAbout(resource: string, message: string): void {
-  forwardingLog.warn(message, { resource });
-}
-
       created = spec.retryConflicts && !spec.adopt ? await retryOnConflict(spec.send) : await spec.send();
     } catch (error) {
       const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
@@ -953,6 +953,10 @@ export function warnAbout(resource: string, message: string): void {
           { cause: error },
         );
       }
+      warnAbout(
+        spec.what,
+        `the create got no answer (${settledText(error)}) and no resource of that name exists: sending it again`,
+      );
     }
   }
   const id = created.id;
@@ -976,7 +980,3 @@ export function plainInputs(inputs: Props): Props {
 
 /** The schema of an id input: a UUID, with a message that says so. */
 export const uuidInput = (what: string) => z.uuid({ error: `must be the UUID of ${what}` });
-      warnAbout(
-        spec.what,
-        `the create got no answer (${settledText(error)}) and no resource of that name exists: sending it again`,
-      );
