@@ -58,8 +58,11 @@ export class ApiKey extends pulumi.dynamic.Resource {
   declare readonly start: pulumi.Output<string>;
   /** `Active`, `Expiring` (within 30 days of expiry), `Suspended` or `Expired`, as of the last create/refresh. */
   declare readonly status: pulumi.Output<"Active" | "Expiring" | "Suspended" | "Expired">;
-  /** The user who created the key (whose permissions it inherits). */
-  declare readonly userId: pulumi.Output<string>;
+  /**
+   * The user who created the key (whose permissions it inherits), when the API reports it: the spec does not document
+   * it on key records, so an API that sends only the documented fields leaves it undefined.
+   */
+  declare readonly userId: pulumi.Output<string | undefined>;
   /** Expiry, ISO 8601. */
   declare readonly expiresAt: pulumi.Output<string>;
   /** Creation time, ISO 8601. */

@@ -1,41 +1,23 @@
 /**
- * Builds the plugin's Pulumi package schema (schema.json) from the sources the dynamic SDK is made of: the kinds' zod
- * input schemas (types, required inputs), the data functions' zod schemas, the settings of the framework, and the
- * SDK's own declarations read as text (descriptions, of nested types too; output properties, secret outputs). Run by `npm run schema`; a
- * test fails when the committed schema.json differs from what this builds. Never edit schema.json by hand.
+ * `npm run schema`: builds the plugin's Pulumi package schema (provider/plugin/schema.json) from the kinds'
+ * declarations (their zod input and output schemas, how each input changes), the data functions' zod schemas, the
+ * settings of the framework, and the SDK's own declarations read as text (descriptions, of nested types too; secret
+ * outputs). The SDK must declare exactly the outputs a kind declares. A test fails when the committed schema.json
+ * differs from what this builds. Never edit schema.json by hand.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { z } from "zod";
-import { PACKAGE, token } from "./tokens";
-import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../resources";
-import { NetworkInputs } from "../resources/network";
-import { VirtualMachineInputs } from "../resources/virtual-machine";
-import { GpuVirtualMachineInputs } from "../resources/gpu-virtual-machine";
-import { VolumeInputs } from "../resources/volume";
-import { VolumeAttachmentInputs } from "../resources/volume-attachment";
-import { ResourceGroupInputs } from "../resources/resource-group";
-import { UserInputs } from "../resources/user";
-import { ApiKeyInputs } from "../resources/api-key";
+import { repositoryRoot } from "./pulumi-cli";
+import { PACKAGE, token } from "../provider/plugin/tokens";
+import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../provider/resources";
 import {
   GetGpuInventoryArgs,
   GetGpuInventoryResult,
   GetVolumeSizesArgs,
   GetVolumeSizesResult,
-} from "../resources/data";
-
-/** The input schema of every kind: a kind added to the registry without one fails to compile here. */
-export const inputSchemas: Record<KindName, z.ZodObject> = {
-  Network: NetworkInputs,
-  VirtualMachine: VirtualMachineInputs,
-  GpuVirtualMachine: GpuVirtualMachineInputs,
-  Volume: VolumeInputs,
-  VolumeAttachment: VolumeAttachmentInputs,
-  ResourceGroup: ResourceGroupInputs,
-  User: UserInputs,
-  ApiKey: ApiKeyInputs,
-};
+} from "../provider/resources/data";
 
 /** The SDK file of a kind (kebab case of its name). */
 const sdkFile = (kind: string) => `${kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}.ts`;
@@ -201,26 +183,6 @@ function shapeOf(member: Declared | undefined): Described | undefined {
   return shape && { ...shape, description: shape.description ?? member?.description };
 }
 
-/** A Pulumi schema type for a TypeScript type text of the SDK (outputs that are not inputs). */
-function typeOfText(text: string | undefined): SchemaType {
-  let t = (text ?? "").trim();
-  const output = /^pulumi\.Output<(.*)>$/s.exec(t);
-  if (output) t = output[1]!.trim();
-  t = t
-    .split("|")
-    .map((part) => part.trim())
-    .filter((part) => part !== "undefined" && part !== "null")
-    .join(" | ");
-  if (/^"[^"]*"( \| "[^"]*")*$/.test(t) || t === "string") return { type: "string" };
-  if (t === "number") return { type: "number" };
-  if (t === "boolean") return { type: "boolean" };
-  const array = /^(.*)\[\]$/s.exec(t);
-  if (array && !array[1]!.includes("|")) return { type: "array", items: typeOfText(array[1]) };
-  const record = /^Record<string, (.*)>$/s.exec(t);
-  if (record) return { type: "object", additionalProperties: typeOfText(record[1]) };
-  return { $ref: "pulumi.json#/Any" };
-}
-
 // ---------------------------------------------------------------- zod (JSON Schema) to Pulumi schema types
 
 class TypeSink {
@@ -290,26 +252,10 @@ function properties(
     Object.entries(schema.properties ?? {}).map(([key, value]) => {
       const member = described.get(key);
       const type = sink.convert(value, `${owner}${capital(key)}`, shapeOf(member));
-      return [key, { ...type, ...(member?.description ? { description: member.description } : {}) }];
+      const description = member?.description ?? (value.description as string | undefined);
+      return [key, { ...type, ...(description ? { description } : {}) }];
     }),
   );
-}
-
-/**
- * The inputs whose change replaces the resource, asked of the kind's own diff: a change of that one input, every
- * other input equal, listed in `replaces`.
- */
-function replacingInputs(kind: KindName, inputs: string[]): string[] {
-  const sample = (k: string, flip: boolean): unknown => `${k}-${flip ? "b" : "a"}`;
-  return inputs.filter((k) => {
-    const olds = Object.fromEntries(inputs.map((i) => [i, sample(i, false)]));
-    const news = { ...olds, [k]: sample(k, true) };
-    try {
-      return kinds[kind].diff("probe", olds, news).replaces.includes(k);
-    } catch {
-      return false;
-    }
-  });
 }
 
 // ---------------------------------------------------------------- settings
@@ -354,11 +300,13 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     const sdk = readSdk(path.join(root, "sdk", sdkFile(kind)));
     const args = sdk.members(`${kind}Args`);
     const declared = sdk.members(kind);
-    const input = jsonSchema(inputSchemas[kind]);
+    const { inputs, outputs: outputSchema } = kinds[kind];
+    const input = jsonSchema(inputs.schema);
     const inputProperties = properties(input, kind, sink, args);
     const secrets = new Set(sdk.secretOutputs());
-    for (const key of replacingInputs(kind, Object.keys(inputProperties)))
-      inputProperties[key]!.replaceOnChanges = true;
+    for (const [key, field] of Object.entries(inputs.fields)) {
+      if (field.change === "replace" && inputProperties[key]) inputProperties[key].replaceOnChanges = true;
+    }
     for (const key of secrets) if (inputProperties[key]) inputProperties[key].secret = true;
     const outputs: Record<string, SchemaProperty> = {};
     for (const [key, value] of Object.entries(inputProperties)) {
@@ -368,9 +316,19 @@ export function buildSchema(root: string, version: string): Record<string, unkno
         ...(declared.get(key)?.description ? { description: declared.get(key)!.description } : {}),
       };
     }
-    for (const [key, member] of declared) {
-      if (outputs[key]) continue;
-      outputs[key] = { ...typeOfText(member.type), ...(member.description ? { description: member.description } : {}) };
+    Object.assign(outputs, properties(outputJsonSchema(outputSchema), kind, sink, declared));
+    const undeclared = [...declared.keys()].filter((key) => !(key in outputs));
+    const missing = Object.keys(outputSchema.shape).filter((key) => !declared.has(key));
+    if (undeclared.length > 0 || missing.length > 0) {
+      throw new Error(
+        `sdk/${sdkFile(kind)} and the ${kind} kind disagree on its outputs: ` +
+          [
+            undeclared.length > 0 ? `the SDK declares ${undeclared.join(", ")}, which the kind does not` : "",
+            missing.length > 0 ? `the kind declares ${missing.join(", ")}, which the SDK class does not` : "",
+          ]
+            .filter(Boolean)
+            .join("; "),
+      );
     }
     for (const key of secrets) if (outputs[key]) outputs[key].secret = true;
     resources[token(kind)] = {
@@ -431,7 +389,7 @@ function functionSpec(
   };
 }
 
-/** The committed schema's path, beside this module's source. */
+/** The committed schema's path, beside the plugin's source. */
 export function schemaPath(root: string): string {
   return path.join(root, "provider", "plugin", "schema.json");
 }
@@ -445,11 +403,11 @@ export async function schemaText(root: string): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  const root = path.resolve(__dirname, "../../..");
+  const root = repositoryRoot();
   const text = await schemaText(root);
   fs.writeFileSync(schemaPath(root), text);
-  // The build copies schema.json into dist/ only when it compiles: keep the copy next to this file current too.
-  fs.writeFileSync(path.join(__dirname, "schema.json"), text);
+  // The build copies schema.json into dist/ only when it compiles: keep the built copy current too.
+  fs.writeFileSync(path.join(root, "dist", "provider", "plugin", "schema.json"), text);
   process.stdout.write(`wrote ${path.relative(root, schemaPath(root))}\n`);
 }
 

@@ -260,9 +260,21 @@ function diff(olds: Props, news: Props): DiffResult {
   return result.changes || !keyUnknown(olds) ? result : { ...result, changes: true };
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const ApiKeyOutputs = z.object({
+  key: z.string().optional(),
+  start: z.string(),
+  status: z.enum(["Active", "Expiring", "Suspended", "Expired"]),
+  // Not documented by the spec: read when the API sends it.
+  userId: z.string().optional(),
+  expiresAt: z.string(),
+  createdAt: z.string(),
+});
+
 export const apiKey: ResourceKind = {
   name: "ApiKey",
   inputs: { schema: ApiKeyInputs, fields: inputFields },
+  outputs: ApiKeyOutputs,
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
   settingsFor: sessionSettings,
   check: (_olds: Props, news: Props) => checkInputs(ApiKeyInputs, news),

@@ -675,6 +675,8 @@ export interface ResourceKind {
    * rules are derived from `fields`; every key of the schema is classified there.
    */
   readonly inputs: { readonly schema: z.ZodObject; readonly fields: Readonly<Record<string, InputField>> };
+  /** The outputs beyond the inputs: their schema (the outputs also carry every input, as the API reports it). */
+  readonly outputs: z.ZodObject;
   /**
    * Inputs the SDK always stores as secrets. A check failure about one names it in its reason, not as its property:
    * the engine prints a failing property's value beside it, a secret's in clear.

@@ -352,9 +352,28 @@ export async function remove(id: string): Promise<void> {
   }
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const GpuVirtualMachineOutputs = z.object({
+  status: z.string(),
+  publicIp: z.string().nullable(),
+  jupyterLabUrl: z.string().nullable(),
+  series: z.object({
+    id: z.number().int().describe("Integer id of the series (the `seriesId` input)."),
+    name: z.string().describe("Name of the series, e.g. NVIDIA A100."),
+    code: z.string().describe("Short code of the series, e.g. a100."),
+  }),
+  datacenter: z.object({
+    id: z.string().describe("Data center (UUID)."),
+    name: z.string().describe("Data center name, e.g. fra-1."),
+  }),
+  sshPrivateKey: z.string().optional(),
+  createdAt: z.string(),
+});
+
 export const gpuVirtualMachine: ResourceKind = {
   name: "GpuVirtualMachine",
   inputs: { schema: GpuVirtualMachineInputs, fields: inputFields },
+  outputs: GpuVirtualMachineOutputs,
   check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as GpuVirtualMachineInputs),

@@ -212,9 +212,17 @@ export async function remove(id: string): Promise<void> {
   }
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const ResourceGroupOutputs = z.object({
+  teamId: z.number().int(),
+  entityId: z.string(),
+  createdAt: z.string(),
+});
+
 export const resourceGroup: ResourceKind = {
   name: "ResourceGroup",
   inputs: { schema: ResourceGroupInputs, fields: inputFields },
+  outputs: ResourceGroupOutputs,
   check: (_olds: Props, news: Props) => checkInputs(ResourceGroupInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as ResourceGroupInputs),

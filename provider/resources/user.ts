@@ -264,9 +264,20 @@ export async function remove(id: string, props: Props): Promise<void> {
   }
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const UserOutputs = z.object({
+  name: z.string(),
+  roles: z.array(z.string()),
+  inviteStatus: z.enum(["activated", "pending", "expired"]),
+  twoFactorEnabled: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
 export const user: ResourceKind = {
   name: "User",
   inputs: { schema: UserInputs, fields: inputFields },
+  outputs: UserOutputs,
   secretInputs: ["password"],
   check: (_olds: Props, news: Props) =>
     checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),

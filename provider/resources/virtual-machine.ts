@@ -678,9 +678,27 @@ export async function remove(id: string): Promise<void> {
   }
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const VirtualMachineOutputs = z.object({
+  datacenterName: z.string(),
+  imageName: z.string(),
+  configurationName: z.string(),
+  configurationCategoryCode: z.string(),
+  cpu: z.number().int(),
+  ram: z.number().int(),
+  disk: z.number().int(),
+  status: z.string(),
+  privateIp: z.string().nullable(),
+  publicIp: z.string().nullable(),
+  sshPrivateKey: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
 export const virtualMachine: ResourceKind = {
   name: "VirtualMachine",
   inputs: { schema: VirtualMachineInputs, fields: inputFields },
+  outputs: VirtualMachineOutputs,
   check: (olds: Props, news: Props) => check(olds, news),
   diff: (id: string, olds: Props, news: Props) => diff(id, olds, news),
   create: (inputs: Props) => create(inputs as VirtualMachineInputs),

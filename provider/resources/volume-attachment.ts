@@ -158,9 +158,17 @@ export async function remove(id: string): Promise<void> {
   }
 }
 
+/** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
+export const VolumeAttachmentOutputs = z.object({
+  datacenterId: z.string(),
+  datacenterName: z.string(),
+  status: z.string(),
+});
+
 export const volumeAttachment: ResourceKind = {
   name: "VolumeAttachment",
   inputs: { schema: VolumeAttachmentInputs, fields: inputFields },
+  outputs: VolumeAttachmentOutputs,
   check: (_olds: Props, news: Props) => checkInputs(VolumeAttachmentInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (inputs: Props) => create(inputs as VolumeAttachmentInputs),

@@ -79,7 +79,7 @@ export class ApiKey extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly status: pulumi.Output<string | undefined>;
     /**
-     * The user who created the key (whose permissions it inherits).
+     * The user who created the key (whose permissions it inherits), when the API reports it: the spec does not document it on key records, so an API that sends only the documented fields leaves it undefined.
      */
     declare public /*out*/ readonly userId: pulumi.Output<string | undefined>;
 

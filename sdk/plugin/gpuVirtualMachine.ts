@@ -2,6 +2,8 @@
 // *** Do not edit by hand unless you're certain you know what you are doing! ***
 
 import * as pulumi from "@pulumi/pulumi";
+import * as inputs from "./types/input";
+import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
@@ -41,7 +43,7 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
     /**
      * The data center: id and name.
      */
-    declare public /*out*/ readonly datacenter: pulumi.Output<any | undefined>;
+    declare public /*out*/ readonly datacenter: pulumi.Output<outputs.GpuVirtualMachineDatacenter | undefined>;
     /**
      * Data center (UUID).
      */
@@ -77,7 +79,7 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
     /**
      * The GPU series: integer id, name and code.
      */
-    declare public /*out*/ readonly series: pulumi.Output<any | undefined>;
+    declare public /*out*/ readonly series: pulumi.Output<outputs.GpuVirtualMachineSeries | undefined>;
     /**
      * GPU series id.
      */

@@ -2,6 +2,8 @@
 // *** Do not edit by hand unless you're certain you know what you are doing! ***
 
 import * as pulumi from "@pulumi/pulumi";
+import * as inputs from "./types/input";
+import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
@@ -41,7 +43,7 @@ export class Network extends pulumi.CustomResource {
     /**
      * Address ranges the API hands out to interfaces on this network.
      */
-    declare public /*out*/ readonly allocationPools: pulumi.Output<any[] | undefined>;
+    declare public /*out*/ readonly allocationPools: pulumi.Output<outputs.NetworkAllocationPools[] | undefined>;
     /**
      * IPv4 CIDR block, e.g. 10.0.0.0/24.
      */

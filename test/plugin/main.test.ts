@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { schemaPath, schemaText } from "../../provider/plugin/schema-build";
+import { schemaPath, schemaText } from "../../tools/schema";
 import { stackOnEmulator } from "../resources/helpers";
 import { coldStart, mainJs, root } from "./launcher";
 import manifest from "../../package.json";

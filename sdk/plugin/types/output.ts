@@ -182,6 +182,52 @@ export interface GetVolumeSizesResultVolumeTypesAvailableSizes {
 }
 
 /**
+ * The data center: id and name.
+ */
+export interface GpuVirtualMachineDatacenter {
+    /**
+     * Data center (UUID).
+     */
+    id: string;
+    /**
+     * Data center name, e.g. fra-1.
+     */
+    name: string;
+}
+
+/**
+ * The GPU series: integer id, name and code.
+ */
+export interface GpuVirtualMachineSeries {
+    /**
+     * Short code of the series, e.g. a100.
+     */
+    code: string;
+    /**
+     * Integer id of the series (the `seriesId` input).
+     */
+    id: number;
+    /**
+     * Name of the series, e.g. NVIDIA A100.
+     */
+    name: string;
+}
+
+/**
+ * Address ranges the API hands out to interfaces on this network.
+ */
+export interface NetworkAllocationPools {
+    /**
+     * Last address of the range.
+     */
+    end: string;
+    /**
+     * First address of the range.
+     */
+    start: string;
+}
+
+/**
  * One network interface of a VM.
  */
 export interface VirtualMachineNetworkInterfaces {
