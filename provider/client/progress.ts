@@ -2,6 +2,9 @@
  * Where the provider says what it is waiting for: jobs started and their progress, rate-limit pauses, retries and
  * their reasons. The dynamic-provider host has no engine connection, so the default writes lines to stderr (the
  * engine shows a dynamic provider's stderr); a provider plugin can route the same lines to the engine's log.
+ * The engine shows those stderr lines under the Stack, not the resource: it logs a plugin's output with an empty URN
+ * (`diag.StreamMessage("", ...)` in pkg/resource/plugin/plugin.go), and a dynamic provider's methods are not
+ * told the URN they work on. So each line names its resource in its text (`cloudinfra: Creating VM "web": ...`).
  * Messages never carry secrets: they are built from routes, URLs without credentials, ids and error codes.
  */
 

@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { GpuVirtualMachine, Network, Volume, VirtualMachine } from "../../sdk";
-import { HostError } from "../../provider/dynamic";
+import { dynamicHandlers, HostError } from "../../provider/dynamic";
+import type { KindName } from "../../provider/resources";
 import { destroy, preview, refresh, up, type RunResult } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
@@ -121,6 +122,24 @@ describe("errors of check, read and delete reach the engine as their message, wi
       for (const error of run.errors) expect(run.hostLog).not.toContain(error.message);
     }
     await destroy({ ...options, throwOnError: true });
+  });
+
+  it("every host call that fails rejects with a HostError: diff too, which no program can make fail", async () => {
+    const unknownKind = "NoSuchKind" as KindName;
+    const calls = {
+      "comparing NoSuchKind n-1 with the program": () => dynamicHandlers.diff(unknownKind, "n-1", {}, {}),
+      "reading NoSuchKind n-1": () => dynamicHandlers.read(unknownKind, "n-1", {}),
+      "deleting NoSuchKind n-1": () => dynamicHandlers.delete(unknownKind, "n-1", {}),
+    };
+    for (const [what, call] of Object.entries(calls)) {
+      const error = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(HostError);
+      expect((error as HostError).stack).toBe(`${what} failed (the error is shown with the resource)`);
+      expect((error as HostError).message).toBe(((error as HostError).cause as Error).message);
+    }
   });
 
   it("a HostError prints as the host prints errors: the operation that failed, never the message or a frame", () => {
