@@ -101,6 +101,17 @@ export const dynamicHandlers = {
 };
 
 /**
+ * The properties a resource of `kind` exposes as outputs (every input and every declared output), each `undefined`:
+ * what an SDK class passes to Pulumi beside its arguments, so that each one is an Output on the resource, set or not.
+ */
+export function outputPlaceholders(kind: KindName): Record<string, undefined> {
+  const { inputs, outputs } = kinds[kind];
+  return Object.fromEntries(
+    [...Object.keys(inputs.schema.shape), ...Object.keys(outputs.shape)].map((k) => [k, undefined]),
+  );
+}
+
+/**
  * The dynamic provider of one resource kind. Its methods capture nothing but the kind's name: each requires the
  * package by name when called, so the serialized text holds no secret, no path and no client code.
  */

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
 
 const provider = dynamicProvider("ApiKey");
 
@@ -69,18 +69,10 @@ export class ApiKey extends pulumi.dynamic.Resource {
   declare readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: ApiKeyArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputs = {
-      key: undefined,
-      start: undefined,
-      status: undefined,
-      userId: undefined,
-      expiresAt: undefined,
-      createdAt: undefined,
-    };
     super(
       provider,
       name,
-      { ...outputs, ...args },
+      { ...outputPlaceholders("ApiKey"), ...args },
       pulumi.mergeOptions(opts, { additionalSecretOutputs: ["key"] }),
       "cloudinfra",
       "ApiKey",

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("GpuVirtualMachine");
@@ -99,19 +99,10 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
   declare readonly sshPrivateKey: pulumi.Output<string>;
 
   constructor(name: string, args: GpuVirtualMachineArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputs = {
-      status: undefined,
-      publicIp: undefined,
-      jupyterLabUrl: undefined,
-      series: undefined,
-      datacenter: undefined,
-      createdAt: undefined,
-      sshPrivateKey: undefined,
-    };
     super(
       provider,
       name,
-      { ...outputs, ...args },
+      { ...outputPlaceholders("GpuVirtualMachine"), ...args },
       pulumi.mergeOptions(opts, { additionalSecretOutputs: ["sshPrivateKey"] }),
       "cloudinfra",
       "GpuVirtualMachine",

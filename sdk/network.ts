@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
 
 const provider = dynamicProvider("Network");
 
@@ -81,24 +81,6 @@ export class Network extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: NetworkArgs, opts?: pulumi.CustomResourceOptions) {
     // Every output is named, optional inputs included, so each exists on the resource even when left out.
-    const outputs = {
-      description: undefined,
-      cidrBlock: undefined,
-      snatEnabled: undefined,
-      dhcpServerEnabled: undefined,
-      dhcpStartAddress: undefined,
-      dhcpEndAddress: undefined,
-      defaultRouteEnabled: undefined,
-      defaultRoute: undefined,
-      serveDNSServersEnabled: undefined,
-      dnsServers: undefined,
-      datacenterName: undefined,
-      status: undefined,
-      gateway: undefined,
-      allocationPools: undefined,
-      createdAt: undefined,
-      updatedAt: undefined,
-    };
-    super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "Network");
+    super(provider, name, { ...outputPlaceholders("Network"), ...args }, opts, "cloudinfra", "Network");
   }
 }

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
 
 const provider = dynamicProvider("ResourceGroup");
 
@@ -56,14 +56,6 @@ export class ResourceGroup extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ResourceGroupArgs, opts?: pulumi.CustomResourceOptions) {
     // Every output is listed, optional inputs included, so that each property exists on the resource.
-    const outputs = {
-      parentTeamId: undefined,
-      members: undefined,
-      adopt: undefined,
-      teamId: undefined,
-      entityId: undefined,
-      createdAt: undefined,
-    };
-    super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "ResourceGroup");
+    super(provider, name, { ...outputPlaceholders("ResourceGroup"), ...args }, opts, "cloudinfra", "ResourceGroup");
   }
 }

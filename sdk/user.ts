@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("User");
@@ -87,26 +87,9 @@ export class User extends pulumi.dynamic.Resource {
   declare readonly adopt: pulumi.Output<boolean | undefined>;
 
   constructor(name: string, args: UserArgs, opts?: pulumi.CustomResourceOptions) {
-    // Every output is listed, optional inputs included, so that each property exists on the resource.
-    const outputs = {
-      action: undefined,
-      password: undefined,
-      firstName: undefined,
-      lastName: undefined,
-      roleNames: undefined,
-      teamIds: undefined,
-      entityId: undefined,
-      adopt: undefined,
-      name: undefined,
-      roles: undefined,
-      inviteStatus: undefined,
-      twoFactorEnabled: undefined,
-      createdAt: undefined,
-      updatedAt: undefined,
-    };
     // The password is a secret wherever it is stored, even when the program passes it in clear.
     const inputs = {
-      ...outputs,
+      ...outputPlaceholders("User"),
       ...args,
       password: args.password === undefined ? undefined : pulumi.secret(args.password),
     };

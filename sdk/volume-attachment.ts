@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
 
 const provider = dynamicProvider("VolumeAttachment");
 
@@ -34,7 +34,13 @@ export class VolumeAttachment extends pulumi.dynamic.Resource {
   declare readonly status: pulumi.Output<string>;
 
   constructor(name: string, args: VolumeAttachmentArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputs = { datacenterId: undefined, datacenterName: undefined, status: undefined };
-    super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "VolumeAttachment");
+    super(
+      provider,
+      name,
+      { ...outputPlaceholders("VolumeAttachment"), ...args },
+      opts,
+      "cloudinfra",
+      "VolumeAttachment",
+    );
   }
 }

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("Volume");
@@ -68,14 +68,6 @@ export class Volume extends pulumi.dynamic.Resource {
   declare readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: VolumeArgs, opts?: pulumi.CustomResourceOptions) {
-    const outputs = {
-      datacenterName: undefined,
-      volumeTypeName: undefined,
-      volumeSizeId: undefined,
-      failed: undefined,
-      createdAt: undefined,
-      teamId: undefined,
-    };
-    super(provider, name, { ...outputs, ...args }, opts, "cloudinfra", "Volume");
+    super(provider, name, { ...outputPlaceholders("Volume"), ...args }, opts, "cloudinfra", "Volume");
   }
 }

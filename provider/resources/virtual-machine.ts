@@ -1,9 +1,10 @@
 import { z } from "zod";
-import type { VmDetail } from "../api";
+import type { VmDetail, VmListItem } from "../api";
 import { ApiError, JobFailedError } from "../client";
 import {
   AMBIGUOUS_CREATE_SKEW_MS,
   awaitJob,
+  batchedRead,
   checkInputs,
   client,
   containsUnknown,
@@ -321,6 +322,8 @@ function outputsOf(inputs: Props, { detail, addresses }: ObservedVm, sshPrivateK
     ram: vm.ram,
     disk: vm.disk,
     status: detail.status,
+    consoleEnabled: detail.consoleEnabled,
+    networkHotplug: detail.networkHotplug,
     networkInterfaces: declared.networkInterfaces ?? [],
     privateIp: addresses?.privateIp ?? null,
     publicIp: addresses?.publicIp ?? null,
@@ -548,11 +551,85 @@ export async function create(inputs: VirtualMachineInputs): Promise<{ id: string
 
 // ---------------------------------------------------------------- read
 
+/** A VM as a read finds it: its list item (read in batches through the list), or its detail when the list missed it. */
+interface FoundVm {
+  id: string;
+  item?: VmListItem;
+  detail?: VmDetail;
+}
+
+/** VMs are read in batches through the list endpoint (pages gathered across reads); a VM it misses, by id. */
+const vmReads = () =>
+  batchedRead<FoundVm>("vms", (api) => ({
+    list: async (page, limit) => {
+      const { data, meta } = await api.listVms({ query: { page, limit, sort: "createdAt:asc" } });
+      return { data: data.map((item) => ({ id: item.id, item })), meta };
+    },
+    get: async (id) => ({ id, detail: await api.getVm({ params: { id } }) }),
+  }));
+
+/**
+ * The VM's detail as it stands when its list item shows it unchanged since the outputs were read (same `updatedAt`,
+ * which every change of the VM's settings moves): the fields the list lacks (team, configuration id and name, category
+ * code, console and hotplug flags) are those outputs, the rest (name, status, size, image name, data center, addresses) is the list's. Undefined
+ * when the list item cannot vouch for them: the detail is read then.
+ */
+function unchangedDetail(props: Props, item: VmListItem): ObservedVm | undefined {
+  const { teamId, configurationId, configurationName, configurationCategoryCode } = props;
+  if (
+    typeof props.updatedAt !== "string" ||
+    Date.parse(props.updatedAt) !== Date.parse(item.updatedAt) ||
+    (teamId !== null && typeof teamId !== "number") ||
+    typeof configurationId !== "number" ||
+    typeof configurationName !== "string" ||
+    typeof configurationCategoryCode !== "string" ||
+    typeof props.consoleEnabled !== "boolean" ||
+    typeof props.networkHotplug !== "boolean"
+  ) {
+    return undefined;
+  }
+  const detail: VmDetail = {
+    status: item.status,
+    virtualMachine: {
+      id: item.id,
+      name: item.name,
+      teamId,
+      cpu: item.configuration.cpu,
+      ram: item.configuration.ram,
+      disk: item.configuration.disk,
+      configurationId,
+      configuration: configurationName,
+      configurationCategoryCode,
+      image: item.imageName,
+      datacenter: { id: item.datacenter.id, name: item.datacenter.name },
+      createdAt: item.createdAt,
+      updatedAt: item.updatedAt,
+    },
+    usage: props.usage,
+    consoleEnabled: props.consoleEnabled,
+    networkHotplug: props.networkHotplug,
+  };
+  return { detail, addresses: { privateIp: item.primaryPrivateIp, publicIp: item.primaryPublicIp } };
+}
+
+/**
+ * Reads the VM through the batched list reader: when its list item shows it unchanged since the outputs (and the key
+ * is known), no other request; else its detail (and addresses from the item).
+ */
 export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+  const found = await vmReads().read(id);
+  if (!found) return null;
+  const known = typeof props.sshPrivateKey === "string" ? props.sshPrivateKey : undefined;
+  const fromList = found.item && known !== undefined ? unchangedDetail(props, found.item) : undefined;
+  if (fromList) return { id, props: outputsOf(props, fromList, known) };
   try {
-    const detail = await getVm(id);
-    const key = typeof props.sshPrivateKey === "string" ? props.sshPrivateKey : await privateKeyOf(id);
-    return { id, props: outputsOf(props, await observe(detail), key) };
+    const detail = found.detail ?? (await getVm(id));
+    const key = known ?? (await privateKeyOf(id));
+    const item = found.item;
+    const observed: ObservedVm = item
+      ? { detail, addresses: { privateIp: item.primaryPrivateIp, publicIp: item.primaryPublicIp } }
+      : await observe(detail);
+    return { id, props: outputsOf(props, observed, key) };
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;
@@ -688,6 +765,8 @@ export const VirtualMachineOutputs = z.object({
   ram: z.number().int(),
   disk: z.number().int(),
   status: z.string(),
+  consoleEnabled: z.boolean(),
+  networkHotplug: z.boolean(),
   privateIp: z.string().nullable(),
   publicIp: z.string().nullable(),
   sshPrivateKey: z.string().optional(),

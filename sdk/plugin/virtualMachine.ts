@@ -61,6 +61,10 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly configurationName: pulumi.Output<string | undefined>;
     /**
+     * Whether the VM's console can be opened (as the API reports it).
+     */
+    declare public /*out*/ readonly consoleEnabled: pulumi.Output<boolean | undefined>;
+    /**
      * Virtual CPUs.
      */
     declare public /*out*/ readonly cpu: pulumi.Output<number | undefined>;
@@ -92,6 +96,10 @@ export class VirtualMachine extends pulumi.CustomResource {
      * Name of the VM.
      */
     declare public readonly name: pulumi.Output<string | undefined>;
+    /**
+     * Whether network interfaces can be added to and removed from the running VM (as the API reports it).
+     */
+    declare public /*out*/ readonly networkHotplug: pulumi.Output<boolean | undefined>;
     /**
      * Network interfaces on user networks (the automatic interface is not listed).
      */
@@ -169,11 +177,13 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["teamId"] = args?.teamId;
             resourceInputs["configurationCategoryCode"] = undefined /*out*/;
             resourceInputs["configurationName"] = undefined /*out*/;
+            resourceInputs["consoleEnabled"] = undefined /*out*/;
             resourceInputs["cpu"] = undefined /*out*/;
             resourceInputs["createdAt"] = undefined /*out*/;
             resourceInputs["datacenterName"] = undefined /*out*/;
             resourceInputs["disk"] = undefined /*out*/;
             resourceInputs["imageName"] = undefined /*out*/;
+            resourceInputs["networkHotplug"] = undefined /*out*/;
             resourceInputs["privateIp"] = undefined /*out*/;
             resourceInputs["publicIp"] = undefined /*out*/;
             resourceInputs["ram"] = undefined /*out*/;
@@ -187,6 +197,7 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["configurationCategoryCode"] = undefined /*out*/;
             resourceInputs["configurationId"] = undefined /*out*/;
             resourceInputs["configurationName"] = undefined /*out*/;
+            resourceInputs["consoleEnabled"] = undefined /*out*/;
             resourceInputs["cpu"] = undefined /*out*/;
             resourceInputs["createdAt"] = undefined /*out*/;
             resourceInputs["datacenterId"] = undefined /*out*/;
@@ -195,6 +206,7 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["imageId"] = undefined /*out*/;
             resourceInputs["imageName"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["networkHotplug"] = undefined /*out*/;
             resourceInputs["networkInterfaces"] = undefined /*out*/;
             resourceInputs["powerState"] = undefined /*out*/;
             resourceInputs["privateIp"] = undefined /*out*/;
