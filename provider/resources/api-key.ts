@@ -168,7 +168,18 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
       );
     }
     // The key exists but its secret was lost with the answer: rotating it gives us a secret nobody else holds.
-    created = await api.rotateApiKey({ params: { keyId: appeared[0] } });
+    try {
+      created = await api.rotateApiKey({ params: { keyId: appeared[0] } });
+    } catch (rotation) {
+      // Recorded without a secret, never orphaned: the next update rotates it.
+      const current = await find(api, appeared[0]!, inputs.name).catch(() => undefined);
+      throw new ResourceInitError(
+        `API key "${inputs.name}" (${appeared[0]}) was created, but its answer was lost and rotating it to learn a ` +
+          `secret failed: ${(rotation as Error).message}; the next \`pulumi up\` rotates it`,
+        appeared[0]!,
+        partialOutputs(inputs, current),
+      );
+    }
   }
   const id = created.id;
   try {

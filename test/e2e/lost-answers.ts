@@ -1,0 +1,236 @@
+/**
+ * Lost answers through the real CLI: every kind, with either SDK, while the emulator carries out requests and then
+ * loses their answers (`after`: a 5xx instead of the answer, or the connection closed). Shared by
+ * lost-answers-dynamic.test.ts and lost-answers-plugin.test.ts, which run in parallel on emulators of their own.
+ *
+ * One program holds all eight kinds; `app:phase` = `changed` makes the in-place changes (network description, VM
+ * name and size, GPU VM name, volume size, group name, user name, key rotation). Each pass: `up` under faults, then
+ * without them: the next `up` converges (no error, then a preview without changes), the API holds exactly one record of
+ * each kind (no duplicate) and they are the ones the stack holds; the changes the same way; `destroy` under faults,
+ * then without them: nothing left in the API (no leak).
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { CommandError, type Stack } from "@pulumi/pulumi/automation";
+import { expect } from "vitest";
+import { routes } from "../../provider/api";
+import * as sdk from "../../sdk";
+import type { CliWorld } from "./helpers";
+import { resource } from "../plugin/launcher";
+
+export type Family = "dynamic" | "plugin";
+
+const KINDS = ["net", "vm", "gpu", "vol", "att", "group", "user", "key"] as const;
+type Name = (typeof KINDS)[number];
+
+/**
+ * The routes that change something, except signing in and two-factor set-up (how the ApiKey's session is made, not a
+ * resource): every create, update, delete, attach, detach, resize, start, stop, rotate.
+ */
+export const mutatingRoutes = Object.entries(routes)
+  .filter(([name, route]) => route.method !== "GET" && name !== "queryJobs")
+  .filter(([, route]) => !route.path.startsWith("/auth/") || route.path.startsWith("/auth/api-keys"))
+  .map(([name]) => name);
+
+/**
+ * The first call of every mutating route takes effect and loses its answer (503 and a closed connection in turn);
+ * before them, the first VM create is answered 503 without taking effect, so that its resend is the one whose answer
+ * is lost.
+ */
+export const everyRouteOnce = [
+  "createVm,status=503,count=1",
+  ...mutatingRoutes.map((route, i) => `${route},${i % 2 === 0 ? "status=503" : "drop"},after,count=1`),
+].join(";");
+
+/** Every mutating request loses its answer with chance 0.2 (503 or a closed connection), drawn from the seed. */
+export const randomLosses = mutatingRoutes
+  .flatMap((route) => [`${route},status=503,after,p=0.1`, `${route},drop,after,p=0.1`])
+  .join(";");
+
+/** What a pass saw, for the suite's log. */
+export interface PassReport {
+  faultyUps: string[];
+  /** The routes whose answers were lost (or refused, for the first VM create), without repeats. */
+  fired: string[];
+  /** The statuses of the VM creates of the first `up` under faults (0: no answer), and the VMs it left in the API. */
+  vmCreates: number[];
+  vmsAfterFirstUp: number;
+}
+
+export async function lostAnswersWorld(world: CliWorld, family: Family) {
+  const api = world.api;
+  const [fra] = world.datacenters;
+  const [small, medium] = world.emulator.bootstrap.fixtures.configurations;
+  const a100 = world.emulator.bootstrap.fixtures.gpuSeries.find((s) => s.code === "a100")!;
+  const gpuOffer = (await api.gpuInventory({ query: {} }))
+    .filter((s) => s.seriesId === a100.id)
+    .flatMap((s) =>
+      s.availability
+        .filter((a) => a.gpuCounts[1].available)
+        .map((a) => ({ seriesId: s.seriesId, datacenterId: a.datacenterId })),
+    )[0]!;
+  const ssd = (await api.volumeSizes({ params: { id: fra!.id } })).volumeTypes[0]!;
+
+  /** Registers a resource with the family's SDK: the dynamic classes, or the plugin's tokens. */
+  const make = (kind: keyof typeof sdk & string, name: string, props: Record<string, unknown>) =>
+    family === "dynamic"
+      ? (new (sdk[kind] as unknown as new (n: string, a: unknown) => pulumi.CustomResource)(
+          name,
+          props,
+        ) as pulumi.CustomResource)
+      : resource(kind, name, props);
+
+  async function program() {
+    const config = new pulumi.Config("app");
+    const p = config.require("prefix");
+    const changed = config.get("phase") === "changed";
+    const net = make("Network", "net", {
+      name: `${p}-net`,
+      datacenterId: fra!.id,
+      networkType: "standard",
+      description: changed ? "changed" : "created",
+    });
+    const vm = make("VirtualMachine", "vm", {
+      name: changed ? `${p}-vm-2` : `${p}-vm`,
+      datacenterId: fra!.id,
+      imageId: 1,
+      configurationId: (changed ? medium : small)!.id,
+    });
+    const gpu = make("GpuVirtualMachine", "gpu", {
+      name: changed ? `${p}-gpu-2` : `${p}-gpu`,
+      ...gpuOffer,
+      gpuCount: 1,
+      powerState: "running",
+    });
+    const vol = make("Volume", "vol", {
+      name: `${p}-vol`,
+      datacenterId: fra!.id,
+      volumeTypeId: ssd.id,
+      sizeGb: changed ? 20 : 10,
+    });
+    const att = make("VolumeAttachment", "att", { volumeId: vol.id, virtualMachineId: vm.id });
+    const group = make("ResourceGroup", "group", { name: changed ? `${p}-group-2` : `${p}-group` });
+    const user = make("User", "user", { email: `${p}-user@example.com`, ...(changed ? { firstName: "Ada" } : {}) });
+    const key = make("ApiKey", "key", { name: `${p}-key`, expiresInDays: 60, ...(changed ? { rotation: "r1" } : {}) });
+    return {
+      net: net.id,
+      vm: vm.id,
+      gpu: gpu.id,
+      vol: vol.id,
+      att: att.id,
+      group: group.id,
+      user: user.id,
+      key: key.id,
+    };
+  }
+
+  /** The records of every kind whose name (or email) starts with `prefix`, as `id` lists. */
+  async function inApi(prefix: string): Promise<Record<Exclude<Name, "att">, string[]>> {
+    const query = { search: prefix, limit: 100 };
+    const ids = <T extends { id: string | number }>(items: T[], name: (item: T) => string) =>
+      items.filter((item) => name(item).toLowerCase().startsWith(prefix)).map((item) => String(item.id));
+    return {
+      net: ids((await api.listNetworks({ query })).data, (n) => n.name),
+      vm: ids((await api.listVms({ query })).data, (v) => v.name),
+      gpu: ids((await api.listGpuVms({ query })).data, (g) => g.name),
+      vol: ids((await api.listVolumes({ query })).data, (v) => v.name),
+      group: ids((await api.listTeams({ query })).data, (t) => t.name),
+      user: ids((await api.listUsers({ query })).data, (u) => u.email),
+      key: ids((await api.listApiKeys({ query })).data, (k) => k.name),
+    };
+  }
+
+  /** Replaces the emulator's fault rules; returns the routes of the previous ones that fired. */
+  async function faults(spec: string): Promise<string[]> {
+    const admin = world.emulator.baseUrl.replace(/\/v1$/, "/__admin");
+    const before = (await (await fetch(`${admin}/faults`)).json()) as { data: { fired: number; route?: string }[] };
+    await world.faults(spec);
+    return before.data.filter((rule) => rule.fired > 0).map((rule) => rule.route!);
+  }
+
+  /** A run under faults: it may fail (what failed is reported), it must not hang. */
+  async function faulty(run: () => Promise<unknown>, what: string, report: PassReport): Promise<void> {
+    const error = await run().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (error !== undefined && !(error instanceof CommandError)) throw error;
+    const errors = error ? [...String(error).matchAll(/error: (.*)/g)].map((m) => m[1]!.slice(0, 160)) : [];
+    report.faultyUps.push(`${what}: ${error ? `failed (${errors.length} errors: ${errors.join(" | ")})` : "ok"}`);
+    console.log(`lost answers, ${family}, ${what} under faults:`, report.faultyUps.at(-1));
+  }
+
+  /** Converged: an up without faults succeeds, the next preview has no changes, one record per kind, the stack's. */
+  async function expectConverged(stack: Stack, prefix: string): Promise<void> {
+    const result = await stack.up({ color: "never" });
+    await stack.preview({ color: "never", expectNoChanges: true });
+    const held = await inApi(prefix);
+    for (const [kind, ids] of Object.entries(held)) {
+      expect(ids, `${family} ${kind}: exactly the stack's record`).toEqual([result.outputs[kind]!.value]);
+    }
+    const [volumeId, vmId] = String(result.outputs.att!.value).split(":");
+    expect(volumeId).toBe(held.vol[0]);
+    expect(vmId).toBe(held.vm[0]);
+    expect(await api.getVolume({ params: { id: volumeId! } })).toMatchObject({
+      status: "In-use",
+      virtualMachineId: vmId,
+    });
+  }
+
+  /**
+   * A pass: create, change and destroy, each under `spec` and then converged without faults. Returns what happened
+   * under faults (which runs failed and why, how many faults fired).
+   */
+  async function pass(prefix: string, spec: string, options: { change: boolean }): Promise<PassReport> {
+    const stack = await world.stack(
+      "quickstart",
+      program,
+      { ...world.config, ...world.signIn, "app:prefix": prefix },
+      prefix,
+    );
+    const report: PassReport = { faultyUps: [], fired: [], vmCreates: [], vmsAfterFirstUp: 0 };
+    const fired = (routes: string[]) => (report.fired = [...new Set([...report.fired, ...routes])].sort());
+    await faults(spec);
+    const mark = world.mark();
+    await faulty(() => stack.up({ color: "never", continueOnError: true }), "up", report);
+    fired(await faults(""));
+    report.vmCreates = (await world.requests(mark)).filter((r) => r.route === "createVm").map((r) => r.status);
+    report.vmsAfterFirstUp = (await inApi(prefix)).vm.length;
+    await expectConverged(stack, prefix);
+
+    if (options.change) {
+      await stack.setConfig("app:phase", { value: "changed" });
+      await faults(spec);
+      await faulty(() => stack.up({ color: "never", continueOnError: true }), "up (changes)", report);
+      fired(await faults(""));
+      await expectConverged(stack, prefix);
+      expect((await api.getVm({ params: { id: (await inApi(prefix)).vm[0]! } })).virtualMachine).toMatchObject({
+        name: `${prefix}-vm-2`,
+        configurationId: medium!.id,
+      });
+    }
+
+    await faults(spec);
+    await faulty(() => stack.destroy({ color: "never", continueOnError: true }), "destroy", report);
+    fired(await faults(""));
+    await stack.destroy({ color: "never" });
+    expect(await inApi(prefix), `${family}: nothing left`).toEqual({
+      net: [],
+      vm: [],
+      gpu: [],
+      vol: [],
+      group: [],
+      user: [],
+      key: [],
+    });
+    return report;
+  }
+
+  return { pass, inApi };
+}
+
+/** The routes whose first answer the every-route pass must have lost: each kind's create, attach, resizes, deletes. */
+export const lostOnce = [
+  ...["createNetwork", "createVm", "createGpuVm", "createVolume", "attachVolume", "createTeam", "createUser"],
+  ...["createApiKey", "resizeVm", "resizeVolume", "updateVm", "updateGpuVm", "deleteVm", "deleteGpuVm"],
+  ...["deleteTeam", "deleteUser", "deleteApiKey"],
+];
