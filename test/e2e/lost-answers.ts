@@ -19,8 +19,8 @@ import { resource } from "../plugin/launcher";
 
 export type Family = "dynamic" | "plugin";
 
-const KINDS = ["net", "vm", "gpu", "vol", "att", "group", "user", "key"] as const;
-type Name = (typeof KINDS)[number];
+/** The program's resources whose records the API lists (the attachment is a volume's state). */
+type Listed = "net" | "vm" | "gpu" | "vol" | "group" | "user" | "key";
 
 /**
  * The routes that change something, except signing in and two-factor set-up (how the ApiKey's session is made, not a
@@ -124,7 +124,7 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
   }
 
   /** The records of every kind whose name (or email) starts with `prefix`, as `id` lists. */
-  async function inApi(prefix: string): Promise<Record<Exclude<Name, "att">, string[]>> {
+  async function inApi(prefix: string): Promise<Record<Listed, string[]>> {
     const query = { search: prefix, limit: 100 };
     const ids = <T extends { id: string | number }>(items: T[], name: (item: T) => string) =>
       items.filter((item) => name(item).toLowerCase().startsWith(prefix)).map((item) => String(item.id));
