@@ -4,6 +4,8 @@
  * under load, pacing under the rate limit, the emulator's throughput and memory, and the plugin's cold start. Figures,
  * not assertions: machines here are shared and noisy; request counts are exact.
  *
+ * The first section (cli, test/bench/cli.ts) runs the real Pulumi CLI; the harness sections follow.
+ *
  * Options (environment): BENCH_N (default 200), BENCH_STACKS (5), BENCH_STACK_SIZE (40), BENCH_JOBS (500),
  * BENCH_GETS (300), BENCH_LIMIT (100), BENCH_WINDOW_MS (10000), BENCH_THROUGHPUT (3000), BENCH_COLD_STARTS (5),
  * BENCH_ONLY (a section: provider, stacks, jobs, pacing, throughput, plugin), BENCH_TIMELINE (also print every
@@ -18,6 +20,7 @@ import { CloudClient } from "../../provider/client";
 import { Network, Volume } from "../../sdk";
 import { destroy, refresh, up, type RunOptions } from "../harness";
 import { coldStart, type ColdStart } from "../plugin/launcher";
+import { cliBench } from "./cli";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
@@ -403,6 +406,17 @@ async function main(): Promise<void> {
   console.log(`cloudinfra benchmarks — node ${process.version}`);
   const only = process.env.BENCH_ONLY;
   const sections: [string, () => Promise<void>][] = [
+    [
+      "cli",
+      async () => {
+        if (!(await cliBench())) {
+          console.log(
+            "\nNo Pulumi CLI (npm run cli builds it): up, refresh and destroy measured through the test harness",
+          );
+          await providerRequests();
+        }
+      },
+    ],
     ["provider", providerRequests],
     ["stacks", manyStacks],
     ["jobs", jobWaiting],

@@ -1,0 +1,272 @@
+/**
+ * The bench through the real Pulumi CLI (what users run: its default parallelism, previews, checkpoints): for each N
+ * and each SDK (the dynamic resources, the provider plugin), `up`, `refresh` and `destroy` of a stack of N resources
+ * (20 % networks, 40 % volumes, 40 % VMs on those networks) against the emulator under the API's rate limit, with time
+ * scaled down (jobs, the rate-limit window and the poll interval divided by BENCH_TIME_SCALE). Per operation: wall
+ * time, requests per resource by route group, 429 answers, wall against its bound, state bytes per resource, and the
+ * peak RSS of each process the CLI ran. Figures, not assertions (shared, noisy machine); request counts are exact.
+ *
+ * Options (environment): BENCH_CLI_N (e.g. "200" or "200,500,1000"), BENCH_PARALLEL (the CLI's --parallel; default:
+ * the CLI's own), BENCH_TIME_SCALE (10), BENCH_LIMIT (100 requests per window; 0: off), BENCH_SDKS ("dynamic,plugin").
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type * as pulumi from "@pulumi/pulumi";
+import type { Stack } from "@pulumi/pulumi/automation";
+import { realisticDurationMs } from "../../emulator/jobs";
+import { startEmulator, type RunningEmulator } from "../../emulator/server";
+import * as sdk from "../../sdk";
+import { cliStack, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
+import { resource, useLauncher } from "../plugin/launcher";
+
+type Family = "dynamic" | "plugin";
+
+interface LogEntry {
+  route: string | null;
+  status: number;
+}
+
+/** The route groups requests are counted by. */
+function groupOf(route: string | null): string {
+  if (route === null) return "other";
+  if (route === "queryJobs") return "polls";
+  if (/^bulkDelete|^delete/.test(route)) return "deletes";
+  if (/^create/.test(route)) return "creates";
+  if (/^list/.test(route)) return "lists";
+  if (/SshKey$/.test(route)) return "ssh keys";
+  if (/^get/.test(route)) return "reads";
+  return route;
+}
+
+/**
+ * Peak resident memory (VmHWM) of every process below this one, sampled, by role: the CLI, the plugin, the
+ * dynamic-provider host, the language host with the program.
+ */
+function rssSampler(): { stop(): Record<string, number> } {
+  const peaks: Record<string, number> = {};
+  const roleOf = (cmdline: string): string =>
+    cmdline.includes("plugin/main.js") || cmdline.includes("pulumi-resource-cloudinfra")
+      ? "plugin"
+      : cmdline.includes("dynamic-provider")
+        ? "dynamic host"
+        : /(^|\/)pulumi\0/.test(cmdline)
+          ? "cli"
+          : cmdline.includes("language-host") || cmdline.includes("pulumi-language")
+            ? "language host"
+            : "other";
+  const sample = () => {
+    const parents = new Map<number, number>();
+    for (const entry of fs.readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+        parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      } catch {
+        // exited meanwhile
+      }
+    }
+    const below = (pid: number) => {
+      for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true;
+      return false;
+    };
+    for (const pid of parents.keys()) {
+      if (!below(pid)) continue;
+      try {
+        const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+        const hwm = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+        const role = roleOf(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+        peaks[role] = Math.max(peaks[role] ?? 0, hwm);
+      } catch {
+        // exited meanwhile
+      }
+    }
+  };
+  const timer = setInterval(sample, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peaks;
+    },
+  };
+}
+
+interface Row {
+  family: Family;
+  n: number;
+  op: string;
+  wallMs: number;
+  boundMs: number;
+  requests: number;
+  tooMany: number;
+  groups: Record<string, number>;
+  stateBytes?: number;
+  rss: Record<string, number>;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The program: N resources, networks first, volumes, VMs each on a network. */
+function program(
+  family: Family,
+  prefix: string,
+  n: number,
+  datacenterId: string,
+  sizeGb: number,
+): Record<string, unknown> {
+  const make = (kind: keyof typeof sdk & string, name: string, props: Record<string, unknown>) =>
+    family === "dynamic"
+      ? new (sdk[kind] as unknown as new (n: string, a: unknown) => pulumi.CustomResource)(name, props)
+      : resource(kind, name, props);
+  const networks = Math.max(1, Math.round(n * 0.2));
+  const volumes = Math.round(n * 0.4);
+  const vms = n - networks - volumes;
+  const nets: pulumi.CustomResource[] = [];
+  for (let i = 0; i < networks; i++) {
+    nets.push(make("Network", `n${i}`, { name: `${prefix}-net-${i}`, datacenterId, networkType: "standard" }));
+  }
+  for (let i = 0; i < volumes; i++) {
+    make("Volume", `v${i}`, { name: `${prefix}-vol-${i}`, datacenterId, volumeTypeId: 1, sizeGb });
+  }
+  for (let i = 0; i < vms; i++) {
+    make("VirtualMachine", `m${i}`, {
+      name: `${prefix}-vm-${i}`,
+      datacenterId,
+      imageId: 1,
+      configurationId: 1,
+      networkInterfaces: [{ networkId: nets[i % networks].id }],
+    });
+  }
+  return { count: n };
+}
+
+async function requestsAfter(emulator: RunningEmulator, mark: number): Promise<LogEntry[]> {
+  const url = `${emulator.baseUrl.replace(/\/v1$/, "")}/__admin/requests?after=${mark}`;
+  return ((await (await fetch(url)).json()) as { data: LogEntry[] }).data;
+}
+
+/** Runs the CLI bench; false when there is no CLI (the caller then runs the harness bench and says so). */
+export async function cliBench(): Promise<boolean> {
+  const version = usePulumiCli();
+  if (version === undefined) return false;
+  useLauncher();
+  const sizes = (process.env.BENCH_CLI_N ?? "200").split(",").map(Number);
+  const scale = Number(process.env.BENCH_TIME_SCALE ?? 10);
+  const limit = Number(process.env.BENCH_LIMIT ?? 100);
+  const parallel = process.env.BENCH_PARALLEL ? Number(process.env.BENCH_PARALLEL) : undefined;
+  const families = (process.env.BENCH_SDKS ?? "dynamic,plugin").split(",") as Family[];
+  // The engine's default: 4 per CPU (what --parallel defaults to).
+  const engineParallel = parallel ?? 4 * os.cpus().length;
+  const windowMs = 60_000 / scale;
+  const job = (op: string) => realisticDurationMs[op]! / scale;
+  const root = repositoryRoot();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-bench-cli-"));
+  const projectSource = path.join(work, "source");
+  fs.mkdirSync(projectSource);
+  fs.writeFileSync(path.join(projectSource, "Pulumi.yaml"), "name: bench\nruntime: nodejs\n");
+  const rows: Row[] = [];
+  console.log(
+    `\nThrough the real CLI (${version}): jobs and the rate-limit window ÷ ${scale}, limit ${limit} per ` +
+      `${windowMs / 1000} s, poll interval ${2000 / scale} ms, --parallel ${parallel ?? `default (${engineParallel})`}`,
+  );
+  try {
+    for (const n of sizes) {
+      for (const family of families) {
+        const emulator = await startEmulator({
+          port: 0,
+          rateLimit: limit,
+          rateLimitWindowMs: windowMs,
+          strictLimits: false,
+          jobDurationMs: realisticDurationMs["gpu.create"]! / scale,
+        });
+        try {
+          const dc = emulator.bootstrap.fixtures.datacenters[0].id;
+          const projectDir = prepareProject(projectSource, fs.mkdtempSync(path.join(work, `${family}-${n}-`)), root);
+          const stack: Stack = await cliStack({
+            projectDir,
+            backendDir: path.join(work, "backend"),
+            stackName: `${family}-${n}`,
+            program: async () => program(family, `b${n}`, n, dc, 10),
+            config: {
+              "cloudinfra:baseUrl": emulator.baseUrl,
+              "cloudinfra:apiKey": { secret: emulator.bootstrap.users.admin.apiKey },
+              "cloudinfra:pollIntervalMs": String(2000 / scale),
+            },
+          });
+          const networks = Math.max(1, Math.round(n * 0.2));
+          const volumes = Math.round(n * 0.4);
+          const vms = n - networks - volumes;
+          const jobTime: Record<string, number> = {
+            up: networks * job("network.create") + volumes * job("volume.create") + vms * job("vm.create"),
+            refresh: 0,
+            destroy: volumes * job("volume.delete") + vms * job("vm.delete"),
+          };
+          const opts = { parallel, onOutput: () => undefined };
+          const ops: [string, () => Promise<unknown>][] = [
+            ["up", () => stack.up(opts)],
+            ["refresh", () => stack.refresh(opts)],
+            ["destroy", () => stack.destroy(opts)],
+          ];
+          for (const [op, run] of ops) {
+            await sleep(windowMs + 200); // a fresh rate-limit window
+            const mark = emulator.ctx.requestMark();
+            const rss = rssSampler();
+            const started = performance.now();
+            let failure: string | undefined;
+            await run().catch((error: unknown) => (failure = String(error).slice(0, 2000)));
+            const wallMs = performance.now() - started;
+            const peaks = rss.stop();
+            const log = await requestsAfter(emulator, mark);
+            const groups: Record<string, number> = {};
+            for (const e of log) groups[groupOf(e.route)] = (groups[groupOf(e.route)] ?? 0) + 1;
+            const floorMs = limit > 0 ? Math.max(0, Math.ceil(log.length / limit) - 1) * windowMs : 0;
+            const row: Row = {
+              family,
+              n,
+              op,
+              wallMs,
+              boundMs: Math.max(floorMs, jobTime[op]! / engineParallel),
+              requests: log.length,
+              tooMany: log.filter((e) => e.status === 429).length,
+              groups,
+              rss: peaks,
+            };
+            if (op === "up") row.stateBytes = JSON.stringify((await stack.exportStack()).deployment).length / n;
+            rows.push(row);
+            print(row);
+            if (failure) console.log(`    ${op} failed: ${failure}`);
+          }
+          await stack.workspace.removeStack(stack.name, { force: true }).catch(() => undefined);
+        } finally {
+          await emulator.close();
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  return true;
+}
+
+const mib = (bytes: number) => `${Math.round(bytes / 2 ** 20)}`;
+
+function print(row: Row): void {
+  const per = (count: number) => (count / row.n).toFixed(2);
+  const groups = Object.entries(row.groups)
+    .sort((a, b) => b[1] - a[1])
+    .map(([g, c]) => `${g} ${per(c)}`)
+    .join(", ");
+  const rss = Object.entries(row.rss)
+    .map(([role, bytes]) => `${role} ${mib(bytes)}`)
+    .join(", ");
+  console.log(
+    `  ${row.family.padEnd(8)} N=${String(row.n).padEnd(5)} ${row.op.padEnd(8)} wall ${(row.wallMs / 1000).toFixed(1)} s` +
+      (row.boundMs >= 1000
+        ? ` (bound ${(row.boundMs / 1000).toFixed(1)} s, ×${(row.wallMs / row.boundMs).toFixed(2)}),`
+        : " (no bound: no jobs, under one window),") +
+      ` ${per(row.requests)} req/res, 429s ${row.tooMany}` +
+      (row.stateBytes !== undefined ? `, state ${(row.stateBytes / 1024).toFixed(1)} KB/res` : "") +
+      `\n      requests per resource: ${groups}\n      peak RSS MiB: ${rss}`,
+  );
+}
