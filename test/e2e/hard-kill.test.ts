@@ -3,8 +3,9 @@
  * second Ctrl-C): the CLI and every process it started (language host, program, providers) get SIGKILL while a
  * Network and a VirtualMachine are being created. What the state and the API hold then, what the next runs of the
  * CLI do with the pending creates (v3.259.0: `up` warns and keeps them, `--import-pending-creates` drops them without
- * importing anything), and the recovery that works, per resource family: the dynamic resources (the VM moved into the
- * state by hand, `refresh` reads it) and the plugin (`pulumi import` of the VM); the network is adopted by the next up.
+ * importing anything), and the recovery that works, per resource family: the dynamic resources (the VM taken over by
+ * the next up through `adoptId`, no state edited) and the plugin (`pulumi import` of the VM); the network is adopted
+ * by the next up.
  * The recovery scripts are the README's ("A `pulumi up` killed mid-way"), run as written.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -47,7 +48,13 @@ const net = new cloudinfra.Network("net", {
   networkType: "standard",
   adopt: true,
 });
-const vm = new cloudinfra.VirtualMachine("vm", { name: prefix + "-vm", datacenterId, imageId: 1, configurationId: 1 });
+const vm = new cloudinfra.VirtualMachine("vm", {
+  name: prefix + "-vm",
+  datacenterId,
+  imageId: 1,
+  configurationId: 1,
+  adoptId: config.get("vmAdoptId"),
+});
 export const networkId = net.id;
 export const vmId = vm.id;
 `,
@@ -339,31 +346,23 @@ describeCli("a `pulumi up` killed hard mid-way (SIGKILL of the CLI and its plugi
     });
   });
 
-  it("dynamic resources, recovered: the VM's pending create moved into the state with its id, refresh reads it, up adopts the network", async () => {
+  it("dynamic resources, recovered without editing the state: the next up takes the VM over by adoptId and adopts the network; pending creates cleared", async () => {
     const killed = await killedUp("dynamic", "hk-dynamic");
-    const { stack, urn, vmId } = killed;
+    const { stack, vmId } = killed;
+    const mark = world.mark();
     const recovery = await shell(
       stack,
       `pulumi cancel --yes
-pulumi stack export --file state.json
-node -e '
-  const fs = require("fs");
-  const [urn, id] = process.argv.slice(1);
-  const state = JSON.parse(fs.readFileSync("state.json", "utf8"));
-  const { deployment } = state;
-  const pending = deployment.pending_operations.find((op) => op.resource.urn === urn);
-  deployment.resources.push({ ...pending.resource, id, outputs: pending.resource.inputs });
-  deployment.pending_operations = deployment.pending_operations.filter((op) => op !== pending);
-  fs.writeFileSync("repaired.json", JSON.stringify(state, null, 2));
-' "$VM_URN" "$VM_ID"
-pulumi stack import --file repaired.json
-pulumi refresh --yes
-pulumi up --yes`,
-      { VM_URN: urn.vm, VM_ID: vmId },
+pulumi config set app:vmAdoptId "$VM_ID"
+pulumi up --yes
+pulumi refresh --yes --clear-pending-creates`,
+      { VM_ID: vmId },
     );
     expect(recovery.code, recovery.output).toBe(0);
-    // `pulumi stack import` drops the other pending operations (the network's create), saying so.
-    expect(recovery.output).toContain(`warning: removing pending operation 'creating' on '${urn.net}' from snapshot`);
+    expect(recovery.output).toContain(`taking over VM "hk-dynamic-vm" (${vmId}) (adoptId) instead of creating a VM`);
+    // Nothing created: the network's name is taken (409, then taken over), the VM is read, not created.
+    const creates = (await world.requests(mark)).filter((r) => r.route === "createNetwork" || r.route === "createVm");
+    expect(creates.map((r) => `${r.route} ${r.status}`)).toEqual(["createNetwork 409"]);
     await expectRecovered(killed);
   });
 
