@@ -140,7 +140,14 @@ function lifecycle(host: Host) {
     const withMessage = diags.filter(([, lines]) => lines.includes(refused));
     expect(withMessage.length, run.text).toBeGreaterThan(0);
     for (const [, lines] of withMessage) expect(occurrences(lines, refused)).toBe(1);
-    expect(diagnostics(run.text).get("pulumi:pulumi:Stack") ?? "").not.toContain(refused);
+    const underStack = diagnostics(run.text).get("pulumi:pulumi:Stack") ?? "";
+    expect(underStack).not.toContain(refused);
+    // The dynamic host's own line (the plugin's output is not shown): which resource's check failed.
+    if (host === "dynamic") {
+      expect(underStack).toMatch(
+        new RegExp(`cloudinfra: checking \\w+ "${prefix}-\\w+" failed \\(the error is shown with the resource\\)`),
+      );
+    }
   });
 
   it("a read that fails (refresh) shows its message once, with the resource", async () => {
@@ -160,6 +167,8 @@ function lifecycle(host: Host) {
     shownOnce(host, run.text, "Network (net)", `Network ${netId} cannot be deleted now (status Active)`);
     expect((await world.api.getNetwork({ params: { id: netId } })).status).toBe("Active");
     expect(await stateId(stack, "net")).toBe(netId);
+    expect((await output(stack.destroy({ color: "never" }))).failed).toBe(false);
+    await expect(world.api.getNetwork({ params: { id: netId } })).rejects.toMatchObject({ status: 404 });
   });
 
   it("--continue-on-error: an attachment whose VM was not created says the VM id is not known", async () => {
