@@ -9,6 +9,7 @@ import * as path from "node:path";
 import type { EngineEvent, LocalWorkspace, PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { afterAll, describe, expect } from "vitest";
 import type { EmulatorOptions } from "../../emulator/context";
+import { ApiError, CloudClient } from "../../provider/client";
 import { cliStack, prepareProject, usePulumiCli, type PlainConfig } from "../../tools/pulumi-cli";
 import { stackOnEmulator, type Stack as EmulatorStack } from "../resources/helpers";
 
@@ -114,6 +115,10 @@ export interface CliWorld extends EmulatorStack {
    * with `config` (default {@link CliWorld.config}): running the project's own program, or `program` inline.
    */
   stack(project: string, program?: PulumiFn, config?: PlainConfig, stackName?: string): Promise<Stack>;
+  /** Whether the API accepts `secret` as an API key. */
+  accepted(secret: string): Promise<boolean>;
+  /** The names (emails of users, lower-case group names) of every kind's records starting with `prefix`. */
+  namesInApi(prefix: string): Promise<Record<string, string[]>>;
 }
 
 /** An emulator for one test file (fast jobs, no rate limit unless asked) and real-CLI stacks on it. */
@@ -143,10 +148,40 @@ export async function cliWorld(options: EmulatorOptions = {}): Promise<CliWorld>
     "cloudinfra:pollIntervalMs": "20",
   };
   let count = 0;
+  const api = world.api;
   return Object.assign(world, {
     work,
     config,
     signIn,
+    async accepted(secret: string) {
+      const probe = new CloudClient({
+        baseUrl: world.emulator.baseUrl,
+        auth: { apiKey: secret },
+        retry: { retries: 0 },
+      });
+      try {
+        await probe.check();
+        return true;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) return false;
+        throw error;
+      } finally {
+        await probe.close();
+      }
+    },
+    async namesInApi(prefix: string) {
+      const named = <T>(items: T[], name: (item: T) => string) => items.map(name).filter((n) => n.startsWith(prefix));
+      const query = { search: prefix, limit: 100 };
+      return {
+        networks: named((await api.listNetworks({ query })).data, (n) => n.name),
+        vms: named((await api.listVms({ query })).data, (v) => v.name),
+        gpus: named((await api.listGpuVms({ query })).data, (g) => g.name),
+        volumes: named((await api.listVolumes({ query })).data, (v) => v.name),
+        groups: named((await api.listTeams({ query })).data, (t) => t.name.toLowerCase()),
+        users: named((await api.listUsers({ query })).data, (u) => u.email),
+        keys: named((await api.listApiKeys({ query })).data, (k) => k.name),
+      };
+    },
     async stack(project: string, program?: PulumiFn, stackConfig: PlainConfig = config, stackName?: string) {
       const source = path.isAbsolute(project) ? project : path.join(root, "examples", project);
       const parent = fs.mkdtempSync(path.join(work, `${++count}-`));

@@ -25,7 +25,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CommandError, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ApiError, CloudClient } from "../../provider/client";
 import { cliWorld, describeCli, gone } from "./helpers";
 import { pluginResources, resource, TOKEN, useLauncher, type PluginStateResource } from "../plugin/launcher";
 
@@ -91,34 +90,7 @@ async function attached(id: string): Promise<boolean> {
   return volume?.status === "In-use" && volume.virtualMachineId === virtualMachineId;
 }
 
-/** Whether the API accepts `secret` as an API key. */
-async function accepted(secret: string): Promise<boolean> {
-  const probe = new CloudClient({ baseUrl: world.emulator.baseUrl, auth: { apiKey: secret }, retry: { retries: 0 } });
-  try {
-    await probe.check();
-    return true;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return false;
-    throw error;
-  } finally {
-    await probe.close();
-  }
-}
-
-/** Every kind's records in the API whose name (or email) starts with `prefix`. */
-async function inApi(prefix: string): Promise<Record<string, string[]>> {
-  const named = <T>(items: T[], name: (item: T) => string) => items.map(name).filter((n) => n.startsWith(prefix));
-  const query = { search: prefix, limit: 100 };
-  return {
-    networks: named((await api.listNetworks({ query })).data, (n) => n.name),
-    vms: named((await api.listVms({ query })).data, (v) => v.name),
-    gpus: named((await api.listGpuVms({ query })).data, (g) => g.name),
-    volumes: named((await api.listVolumes({ query })).data, (v) => v.name),
-    groups: named((await api.listTeams({ query })).data, (t) => t.name.toLowerCase()),
-    users: named((await api.listUsers({ query })).data, (u) => u.email),
-    keys: named((await api.listApiKeys({ query })).data, (k) => k.name),
-  };
-}
+const { accepted, namesInApi: inApi } = world;
 const nothing = { networks: [], vms: [], gpus: [], volumes: [], groups: [], users: [], keys: [] };
 
 /** The requests since `mark` that changed something (reads and job polls left out), as route names. */

@@ -8,7 +8,6 @@
  */
 import { CommandError, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import { beforeAll, expect, it } from "vitest";
-import { ApiError, CloudClient } from "../../provider/client";
 import { pluginResources, TOKEN } from "../plugin/launcher";
 import { cliWorld } from "./helpers";
 import { describeYaml, yamlProject } from "./yaml-host";
@@ -161,34 +160,7 @@ const read = {
   key: async (id: string) => (await api.listApiKeys({ query: { limit: 100 } })).data.find((k) => k.id === id),
 };
 
-/** Whether the API accepts `secret` as an API key. */
-async function accepted(secret: string): Promise<boolean> {
-  const probe = new CloudClient({ baseUrl: world.emulator.baseUrl, auth: { apiKey: secret }, retry: { retries: 0 } });
-  try {
-    await probe.check();
-    return true;
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) return false;
-    throw error;
-  } finally {
-    await probe.close();
-  }
-}
-
-/** Every kind's records in the API whose name (or email) starts with `prefix`. */
-async function inApi(prefix: string): Promise<Record<string, string[]>> {
-  const named = <T>(items: T[], name: (item: T) => string) => items.map(name).filter((n) => n.startsWith(prefix));
-  const query = { search: prefix, limit: 100 };
-  return {
-    networks: named((await api.listNetworks({ query })).data, (n) => n.name),
-    vms: named((await api.listVms({ query })).data, (v) => v.name),
-    gpus: named((await api.listGpuVms({ query })).data, (g) => g.name),
-    volumes: named((await api.listVolumes({ query })).data, (v) => v.name),
-    groups: named((await api.listTeams({ query })).data, (t) => t.name.toLowerCase()),
-    users: named((await api.listUsers({ query })).data, (u) => u.email),
-    keys: named((await api.listApiKeys({ query })).data, (k) => k.name),
-  };
-}
+const { accepted, namesInApi: inApi } = world;
 
 /** The requests since `mark` that changed something (reads and job polls left out), as route names. */
 const mutations = async (mark: number) =>
