@@ -19,8 +19,12 @@ import type {
   NetworkArgs,
   ResourceGroup,
   ResourceGroupArgs,
+  ResourceGroupMember,
+  ResourceGroupMemberArgs,
   User,
   UserArgs,
+  UserRole,
+  UserRoleArgs,
   VirtualMachine,
   VirtualMachineArgs,
   Volume,
@@ -48,6 +52,8 @@ interface Kinds {
   ResourceGroup: { resource: ResourceGroup; args: ResourceGroupArgs };
   User: { resource: User; args: UserArgs };
   ApiKey: { resource: ApiKey; args: ApiKeyArgs };
+  ResourceGroupMember: { resource: ResourceGroupMember; args: ResourceGroupMemberArgs };
+  UserRole: { resource: UserRole; args: UserRoleArgs };
 }
 type Complete<T extends Record<KindName, unknown>> = T;
 type _EveryKind = Complete<Kinds>;

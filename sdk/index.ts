@@ -22,5 +22,7 @@ export { VolumeAttachment, type VolumeAttachmentArgs } from "./volume-attachment
 export { ResourceGroup, type ResourceGroupArgs, type ResourceGroupRef } from "./resource-group";
 export { User, type UserArgs } from "./user";
 export { ApiKey, type ApiKeyArgs } from "./api-key";
+export { ResourceGroupMember, type ResourceGroupMemberArgs } from "./resource-group-member";
+export { UserRole, type UserRoleArgs } from "./user-role";
 export * from "./data";
 export { ApiError, JobFailedError, type JobRecord } from "../provider/client/errors";

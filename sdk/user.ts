@@ -28,13 +28,14 @@ export interface UserArgs {
   lastName?: pulumi.Input<string>;
   /**
    * Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not
-   * managed afterwards while left out. Changed in place: roles are granted and revoked to match.
+   * managed afterwards while left out. Changed in place: roles are granted and revoked to match. When given, the list
+   * is complete (a role granted by a UserRole resource is revoked): grant roles either here or with UserRole.
    */
   roleNames?: pulumi.Input<pulumi.Input<"tenant-admin" | "tenant-user" | "vm-operator">[]>;
   /**
    * Resource groups the user belongs to: integer ids or ResourceGroup `id`s, at most 50. Default: not managed.
    * Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's
-   * `members`, not both.
+   * `members` or a ResourceGroupMember resource, not more than one (when given, the list is complete).
    */
   teamIds?: pulumi.Input<pulumi.Input<ResourceGroupRef>[]>;
   /**
@@ -69,11 +70,11 @@ export class User extends pulumi.dynamic.Resource {
   declare readonly name: pulumi.Output<string>;
   /** The entity (UUID) the user belongs to. */
   declare readonly entityId: pulumi.Output<string>;
-  /** Roles held, sorted. */
+  /** Roles held, sorted, when the program manages `roleNames` (else undefined: see `roles`). */
   declare readonly roleNames: pulumi.Output<string[]>;
   /** Roles held, as the API lists them. */
   declare readonly roles: pulumi.Output<string[]>;
-  /** Ids of the resource groups the user belongs to, ascending. */
+  /** Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined). */
   declare readonly teamIds: pulumi.Output<number[]>;
   /** `activated`, `pending` (invitation not accepted yet) or `expired` (invitation older than 7 days). */
   declare readonly inviteStatus: pulumi.Output<"activated" | "pending" | "expired">;

@@ -82,6 +82,16 @@ export const importIds: Record<KindName, { id: string; example: string; notes?: 
       "The API returns a key's secret only on creation and rotation: an imported key has no `key` output until " +
       "its `rotation` input changes.",
   },
+  ResourceGroupMember: {
+    id: "`<teamId>:<userId>`: the group's integer id and the user's id (UUID), joined by a colon",
+    example: "42:<user-id>",
+    notes: "The user must be a member of that group; otherwise the import finds nothing.",
+  },
+  UserRole: {
+    id: "`<userId>:<roleName>`: the user's id (UUID) and the role's name, joined by a colon",
+    example: "<user-id>:vm-operator",
+    notes: "The user must hold that role; otherwise the import finds nothing.",
+  },
 };
 
 const GENERATED_NOTE =

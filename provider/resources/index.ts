@@ -7,6 +7,8 @@ import { volumeAttachment } from "./volume-attachment";
 import { resourceGroup } from "./resource-group";
 import { user } from "./user";
 import { apiKey } from "./api-key";
+import { resourceGroupMember } from "./resource-group-member";
+import { userRole } from "./user-role";
 
 /** Every resource kind, by the name of its SDK class (and of its type token `cloudinfra:<Kind>`). */
 export const kinds = {
@@ -18,6 +20,8 @@ export const kinds = {
   ResourceGroup: resourceGroup,
   User: user,
   ApiKey: apiKey,
+  ResourceGroupMember: resourceGroupMember,
+  UserRole: userRole,
 } satisfies Record<string, ResourceKind>;
 export type KindName = keyof typeof kinds;
 

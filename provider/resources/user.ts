@@ -274,6 +274,16 @@ export const UserOutputs = z.object({
   updatedAt: z.string(),
 });
 
+/**
+ * A resource's outputs: `roleNames` and `teamIds` only where the program manages them, so that grants and memberships
+ * made by UserRole and ResourceGroupMember resources (or another stack) are not drift.
+ */
+const managedOnly = (inputs: Props, outs: Props): Props => ({
+  ...outs,
+  roleNames: inputs.roleNames === undefined ? undefined : outs.roleNames,
+  teamIds: inputs.teamIds === undefined ? undefined : outs.teamIds,
+});
+
 export const user: ResourceKind = {
   name: "User",
   inputs: { schema: UserInputs, fields: inputFields },
@@ -282,8 +292,14 @@ export const user: ResourceKind = {
   check: (_olds: Props, news: Props) =>
     checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as UserInputs),
-  read: (id: string, props: Props) => read(id, props),
-  update: (id: string, olds: Props, news: Props) => update(id, olds, news as UserInputs),
+  create: async (inputs: Props) => {
+    const created = await create(inputs as UserInputs);
+    return { ...created, outs: managedOnly(inputs, created.outs) };
+  },
+  read: async (id: string, props: Props) => {
+    const found = await read(id, props);
+    return found && { ...found, props: managedOnly(props, found.props) };
+  },
+  update: async (id: string, olds: Props, news: Props) => managedOnly(news, await update(id, olds, news as UserInputs)),
   delete: (id: string, props: Props) => remove(id, props),
 };

@@ -7,6 +7,8 @@ import type { ApiKeyInputs } from "../../provider/resources/api-key";
 import type { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
 import type { NetworkInputs } from "../../provider/resources/network";
 import type { ResourceGroupInputs } from "../../provider/resources/resource-group";
+import type { ResourceGroupMemberInputs } from "../../provider/resources/resource-group-member";
+import type { UserRoleInputs } from "../../provider/resources/user-role";
 import type { UserInputs } from "../../provider/resources/user";
 import type { VirtualMachineInputs } from "../../provider/resources/virtual-machine";
 import type { VolumeAttachmentInputs } from "../../provider/resources/volume-attachment";
@@ -141,5 +143,7 @@ describe("the declaration's types", () => {
     expectTypeOf<keyof sdk.ResourceGroupArgs>().toEqualTypeOf<Declared<ResourceGroupInputs>>();
     expectTypeOf<keyof sdk.UserArgs>().toEqualTypeOf<Declared<UserInputs>>();
     expectTypeOf<keyof sdk.ApiKeyArgs>().toEqualTypeOf<Declared<ApiKeyInputs>>();
+    expectTypeOf<keyof sdk.ResourceGroupMemberArgs>().toEqualTypeOf<Declared<ResourceGroupMemberInputs>>();
+    expectTypeOf<keyof sdk.UserRoleArgs>().toEqualTypeOf<Declared<UserRoleInputs>>();
   });
 });

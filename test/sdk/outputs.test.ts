@@ -31,6 +31,8 @@ const minimal: Record<KindName, () => pulumi.CustomResource> = {
   ResourceGroup: () => new sdk.ResourceGroup("group", { name: "rg" }),
   User: () => new sdk.User("user", { email: "someone@example.com" }),
   ApiKey: () => new sdk.ApiKey("key", { name: "ci" }),
+  ResourceGroupMember: () => new sdk.ResourceGroupMember("member", { teamId: 1, userId: "user-id" }),
+  UserRole: () => new sdk.UserRole("role", { userId: "user-id", roleName: "vm-operator" }),
 };
 
 describe.each(Object.keys(kinds) as KindName[])("the dynamic SDK's %s", (kind) => {

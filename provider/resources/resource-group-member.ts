@@ -1,0 +1,112 @@
+import { z } from "zod";
+import { ApiError } from "../client";
+import {
+  checkInputs,
+  client,
+  diffInputs,
+  isConflict,
+  isNotFound,
+  uuidInput,
+  type Props,
+  type ResourceKind,
+} from "./framework";
+import { diffSpecOf, type InputFields } from "./fields";
+import { teamIdInput } from "./resource-group";
+
+export const ResourceGroupMemberInputs = z.strictObject({
+  teamId: teamIdInput,
+  userId: uuidInput("a user (a User's `id`)"),
+});
+export type ResourceGroupMemberInputs = z.output<typeof ResourceGroupMemberInputs>;
+
+/** Both inputs name the membership: changing either replaces it; the user reports the groups it belongs to. */
+const inputFields = {
+  teamId: { change: "replace", reported: "documented" },
+  userId: { change: "replace", reported: "documented" },
+} as const satisfies InputFields<ResourceGroupMemberInputs>;
+const diffSpec = diffSpecOf(ResourceGroupMemberInputs, inputFields);
+
+/** The id of a membership: `<teamId>:<userId>` (the API has no membership object of its own). */
+export const membershipId = (teamId: number, userId: string) => `${teamId}:${userId}`;
+
+function parseId(id: string): ResourceGroupMemberInputs {
+  const [teamId, userId, ...rest] = id.split(":");
+  const parsed = ResourceGroupMemberInputs.safeParse({ teamId, userId });
+  if (rest.length > 0 || !parsed.success) {
+    throw new Error(`"${id}" is not a resource group membership id (<teamId>:<userId>, e.g. 42:<user UUID>)`);
+  }
+  return parsed.data;
+}
+
+const outputsOf = (membership: ResourceGroupMemberInputs): Props => ({ ...membership });
+
+/** Whether the user is a member of the group; null when the user is gone (deleted users read as 404). */
+async function isMember({ teamId, userId }: ResourceGroupMemberInputs): Promise<boolean | null> {
+  try {
+    return (await client().getUser({ params: { id: userId } })).teamIds.includes(teamId);
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** Adds the user to the group; a user already a member (added by hand, or by a run whose answer was lost) is taken over. */
+async function join(inputs: ResourceGroupMemberInputs): Promise<Props> {
+  const { teamId, userId } = inputs;
+  try {
+    await client().addTeamMember({ params: { id: teamId }, body: { userId } });
+  } catch (error) {
+    if (isConflict(error)) return outputsOf(inputs);
+    if (error instanceof ApiError && error.status < 500) {
+      throw new Error(`Adding user ${userId} to resource group ${teamId} failed: ${error.apiMessage}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  return outputsOf(inputs);
+}
+
+export async function create(inputs: ResourceGroupMemberInputs): Promise<{ id: string; outs: Props }> {
+  return { id: membershipId(inputs.teamId, inputs.userId), outs: await join(inputs) };
+}
+
+/** The membership exists while the user belongs to the group; a user or group deleted, or the user removed, is gone. */
+export async function read(id: string): Promise<{ id: string; props: Props } | null> {
+  const membership = parseId(id);
+  return (await isMember(membership)) ? { id, props: outputsOf(membership) } : null;
+}
+
+/** Nothing changes in place; an update (after a failed run) makes sure the user is a member again. */
+export async function update(id: string, news: ResourceGroupMemberInputs): Promise<Props> {
+  const current = parseId(id);
+  if (current.teamId !== news.teamId || current.userId !== news.userId) {
+    throw new Error(`Membership ${id} cannot be changed in place to ${membershipId(news.teamId, news.userId)}`);
+  }
+  return join(news);
+}
+
+/** Removes the user from the group; a user no longer a member, or a user or group gone, is success. */
+export async function remove(id: string): Promise<void> {
+  const { teamId, userId } = parseId(id);
+  try {
+    await client().removeTeamMember({ params: { id: teamId, userId } });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+/** No outputs beyond the inputs: the membership is the pair. */
+export const ResourceGroupMemberOutputs = z.object({});
+
+export const resourceGroupMember: ResourceKind = {
+  name: "ResourceGroupMember",
+  inputs: { schema: ResourceGroupMemberInputs, fields: inputFields },
+  outputs: ResourceGroupMemberOutputs,
+  check: (_olds: Props, news: Props) => checkInputs(ResourceGroupMemberInputs, news),
+  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
+  create: (inputs: Props) => create(inputs as ResourceGroupMemberInputs),
+  read: (id: string) => read(id),
+  update: (id: string, _olds: Props, news: Props) => update(id, news as ResourceGroupMemberInputs),
+  delete: (id: string) => remove(id),
+};

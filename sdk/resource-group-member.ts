@@ -1,0 +1,42 @@
+import * as pulumi from "@pulumi/pulumi";
+import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import type { ResourceGroupRef } from "./resource-group";
+
+const provider = dynamicProvider("ResourceGroupMember");
+
+/** The arguments of a {@link ResourceGroupMember}. */
+export interface ResourceGroupMemberArgs {
+  /**
+   * The resource group: its integer id, or a ResourceGroup's `id` (e.g. `group.id`), possibly one another stack owns
+   * (read through a StackReference). Changing it replaces the membership.
+   */
+  teamId: pulumi.Input<ResourceGroupRef>;
+  /** The user (UUID), e.g. a User's `id`. Changing it replaces the membership. */
+  userId: pulumi.Input<string>;
+}
+
+/**
+ * One user's membership of one resource group, managed on its own: creating it adds the user to the group, deleting
+ * it removes the user. The id is `<teamId>:<userId>`. A user already a member is simply taken over. `refresh` drops
+ * the membership when the user was removed from the group (or the user or group deleted), and the next `up` adds the
+ * user again. Lets an application stack add its users to a group another stack owns: declare the group there without
+ * `members` (which, when given, is the complete list and would remove this member), and the user here without
+ * `teamIds` for that group.
+ */
+export class ResourceGroupMember extends pulumi.dynamic.Resource {
+  /** The resource group's integer id. */
+  declare readonly teamId: pulumi.Output<number>;
+  /** The member (UUID). */
+  declare readonly userId: pulumi.Output<string>;
+
+  constructor(name: string, args: ResourceGroupMemberArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      provider,
+      name,
+      { ...outputPlaceholders("ResourceGroupMember"), ...args },
+      opts,
+      "cloudinfra",
+      "ResourceGroupMember",
+    );
+  }
+}
