@@ -40,10 +40,20 @@ export type ResourceGroup = import("./resourceGroup").ResourceGroup;
 export const ResourceGroup: typeof import("./resourceGroup").ResourceGroup = null as any;
 utilities.lazyLoad(exports, ["ResourceGroup"], () => require("./resourceGroup"));
 
+export { ResourceGroupMemberArgs } from "./resourceGroupMember";
+export type ResourceGroupMember = import("./resourceGroupMember").ResourceGroupMember;
+export const ResourceGroupMember: typeof import("./resourceGroupMember").ResourceGroupMember = null as any;
+utilities.lazyLoad(exports, ["ResourceGroupMember"], () => require("./resourceGroupMember"));
+
 export { UserArgs } from "./user";
 export type User = import("./user").User;
 export const User: typeof import("./user").User = null as any;
 utilities.lazyLoad(exports, ["User"], () => require("./user"));
+
+export { UserRoleArgs } from "./userRole";
+export type UserRole = import("./userRole").UserRole;
+export const UserRole: typeof import("./userRole").UserRole = null as any;
+utilities.lazyLoad(exports, ["UserRole"], () => require("./userRole"));
 
 export { VirtualMachineArgs } from "./virtualMachine";
 export type VirtualMachine = import("./virtualMachine").VirtualMachine;
@@ -82,8 +92,12 @@ const _module = {
                 return new Network(name, <any>undefined, { urn })
             case "cloudinfra:index:ResourceGroup":
                 return new ResourceGroup(name, <any>undefined, { urn })
+            case "cloudinfra:index:ResourceGroupMember":
+                return new ResourceGroupMember(name, <any>undefined, { urn })
             case "cloudinfra:index:User":
                 return new User(name, <any>undefined, { urn })
+            case "cloudinfra:index:UserRole":
+                return new UserRole(name, <any>undefined, { urn })
             case "cloudinfra:index:VirtualMachine":
                 return new VirtualMachine(name, <any>undefined, { urn })
             case "cloudinfra:index:Volume":

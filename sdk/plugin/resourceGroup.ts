@@ -107,7 +107,7 @@ export interface ResourceGroupArgs {
      */
     adopt?: pulumi.Input<boolean | undefined>;
     /**
-     * User ids (UUIDs, e.g. a User's `id`) that are the group's members: users are added and removed to match, in place. Default: not managed (the members are left as they are). Manage a membership either here or in the user's `teamIds`, not both.
+     * User ids (UUIDs, e.g. a User's `id`) that are the group's members: users are added and removed to match, in place. Default: not managed (the members are left as they are). When given, the list is complete: a member added by a ResourceGroupMember resource or a user's `teamIds` is removed. Manage a group's memberships in one place.
      */
     members?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**

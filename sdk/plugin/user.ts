@@ -75,7 +75,7 @@ export class User extends pulumi.CustomResource {
      */
     declare public readonly password: pulumi.Output<string | undefined>;
     /**
-     * Roles held, sorted.
+     * Roles held, sorted, when the program manages `roleNames` (else undefined: see `roles`).
      */
     declare public readonly roleNames: pulumi.Output<string[] | undefined>;
     /**
@@ -83,7 +83,7 @@ export class User extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly roles: pulumi.Output<string[] | undefined>;
     /**
-     * Ids of the resource groups the user belongs to, ascending.
+     * Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined).
      */
     declare public readonly teamIds: pulumi.Output<(number | string)[] | undefined>;
     /**
@@ -181,11 +181,11 @@ export interface UserArgs {
      */
     password?: pulumi.Input<string | undefined>;
     /**
-     * Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not managed afterwards while left out. Changed in place: roles are granted and revoked to match.
+     * Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not managed afterwards while left out. Changed in place: roles are granted and revoked to match. When given, the list is complete (a role granted by a UserRole resource is revoked): grant roles either here or with UserRole.
      */
     roleNames?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * Resource groups the user belongs to: integer ids or ResourceGroup `id`s, at most 50. Default: not managed. Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's `members`, not both.
+     * Resource groups the user belongs to: integer ids or ResourceGroup `id`s, at most 50. Default: not managed. Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's `members` or a ResourceGroupMember resource, not more than one (when given, the list is complete).
      */
     teamIds?: pulumi.Input<pulumi.Input<number | string>[] | undefined>;
 }
