@@ -199,8 +199,7 @@ describe("lost answers: faults after the handler", () => {
     datacenterId: em.bootstrap.fixtures.datacenters[0].id,
     networkType: "standard",
   });
-  const named = (em: TestEmulator, name: string) =>
-    Object.values(em.ctx.state.networks).filter((n) => n.name === name && n.deletedAt == null);
+  const named = (em: TestEmulator, name: string) => Object.values(em.ctx.state.networks).filter((n) => n.name === name);
 
   it("with a 5xx: the request takes effect (record and job made), the answer is the error envelope", async () => {
     const em = await testEmulator({ faults: "createNetwork,status=503,after,count=1;deleteNetwork,status=500,after" });
