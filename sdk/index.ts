@@ -25,4 +25,5 @@ export { ApiKey, type ApiKeyArgs } from "./api-key";
 export { ResourceGroupMember, type ResourceGroupMemberArgs } from "./resource-group-member";
 export { UserRole, type UserRoleArgs } from "./user-role";
 export * from "./data";
+export * from "./lookups";
 export { ApiError, JobFailedError, type JobRecord } from "../provider/client/errors";

@@ -12,12 +12,7 @@ import { z } from "zod";
 import { repositoryRoot } from "./pulumi-cli";
 import { PACKAGE, token } from "../provider/plugin/tokens";
 import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../provider/resources";
-import {
-  GetGpuInventoryArgs,
-  GetGpuInventoryResult,
-  GetVolumeSizesArgs,
-  GetVolumeSizesResult,
-} from "../provider/resources/data";
+import { dataFunctions } from "../provider/resources/lookups";
 
 /** The SDK file of a kind (kebab case of its name). */
 const sdkFile = (kind: string) => `${kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}.ts`;
@@ -338,11 +333,7 @@ export function buildSchema(root: string, version: string): Record<string, unkno
       ...(input.required?.length ? { requiredInputs: input.required } : {}),
     };
   }
-  const data = readSdk(path.join(root, "sdk", "data.ts"));
-  const functions = {
-    [token("getGpuInventory")]: functionSpec(sink, data, "getGpuInventory", GetGpuInventoryArgs, GetGpuInventoryResult),
-    [token("getVolumeSizes")]: functionSpec(sink, data, "getVolumeSizes", GetVolumeSizesArgs, GetVolumeSizesResult),
-  };
+  const functions = functionSpecs(root, sink);
   const framework = readSdk(path.join(root, "provider", "resources", "framework.ts"));
   const variables = configVariables(framework);
   return {
@@ -365,21 +356,56 @@ export function buildSchema(root: string, version: string): Record<string, unkno
   };
 }
 
+/** Every data function of the registry, described by the SDK: sdk/data.ts, else sdk/lookups.ts and the kind's class. */
+function functionSpecs(root: string, sink: TypeSink): Record<string, unknown> {
+  const data = readSdk(path.join(root, "sdk", "data.ts"));
+  const lookups = readSdk(path.join(root, "sdk", "lookups.ts"));
+  const entityArgs = lookups.members("EntityArgs");
+  const specs: Record<string, unknown> = {};
+  for (const name of Object.keys(dataFunctions).sort()) {
+    const fn = dataFunctions[name]!;
+    const cap = capital(name.replace(/^get/, ""));
+    const sdk = data.doc(name) !== undefined ? data : lookups;
+    const argsDocs = new Map([...entityArgs, ...sdk.members(`Get${cap}Args`)]);
+    let resultDocs = sdk.members(`Get${cap}Result`).size > 0 ? sdk.members(`Get${cap}Result`) : sdk.members(cap);
+    if (fn.describes !== undefined) {
+      const kindDocs = readSdk(path.join(root, "sdk", sdkFile(fn.describes))).members(fn.describes);
+      const item: Described = {
+        members: new Map([
+          ["id", { description: `The ${fn.describes}'s id (its Pulumi id).` }],
+          ...(fn.describes === "VirtualMachine" && name !== `get${fn.describes}`
+            ? lookups.members("VirtualMachineSummary")
+            : kindDocs),
+        ]),
+      };
+      if (name === `get${fn.describes}`) {
+        resultDocs = item.members;
+      } else {
+        resultDocs = new Map(
+          [...resultDocs].map(([key, member]) => [key, key === "count" ? member : { ...member, shape: () => item }]),
+        );
+      }
+    }
+    specs[token(name)] = functionSpec(sink, sdk.doc(name) ?? name, cap, fn.argsShape, fn.result, argsDocs, resultDocs);
+  }
+  return specs;
+}
+
 function functionSpec(
   sink: TypeSink,
-  sdk: SdkFacts,
-  name: string,
+  description: string,
+  cap: string,
   args: z.ZodObject,
   result: z.ZodObject,
+  argsDocs: Map<string, Declared>,
+  resultDocs: Map<string, Declared>,
 ): Record<string, unknown> {
-  const cap = capital(name.replace(/^get/, ""));
   const inputs = jsonSchema(args);
   const outputs = outputJsonSchema(result);
-  const resultDocs = sdk.members(`Get${cap}Result`).size > 0 ? sdk.members(`Get${cap}Result`) : sdk.members(cap);
   return {
-    description: sdk.doc(name) ?? name,
+    description,
     inputs: {
-      properties: properties(inputs, `Get${cap}Args`, sink, sdk.members(`Get${cap}Args`)),
+      properties: properties(inputs, `Get${cap}Args`, sink, argsDocs),
       ...(inputs.required?.length ? { required: inputs.required } : {}),
     },
     outputs: {

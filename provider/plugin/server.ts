@@ -36,7 +36,7 @@ import {
   type Props,
   type ResourceKind,
 } from "../resources";
-import * as data from "../resources/data";
+import { dataFunctions } from "../resources/lookups";
 import { UNKNOWN, unwrap, wrap } from "./properties";
 import schema from "./schema.json";
 import { PACKAGE, TYPE_PREFIX } from "./tokens";
@@ -577,10 +577,9 @@ export class ProviderServer {
   // ---------------------------------------------------------------- functions
 
   private async invoke(request: provider.InvokeRequest): Promise<provider.InvokeResponse> {
-    const functions = {
-      [`${TYPE_PREFIX}getGpuInventory`]: { args: data.GetGpuInventoryArgs, call: data.gpuInventory },
-      [`${TYPE_PREFIX}getVolumeSizes`]: { args: data.GetVolumeSizesArgs, call: data.volumeSizes },
-    } as Record<
+    const functions = Object.fromEntries(
+      Object.entries(dataFunctions).map(([name, fn]) => [`${TYPE_PREFIX}${name}`, fn]),
+    ) as Record<
       string,
       {
         args: { safeParse(value: unknown): ReturnType<z.ZodType["safeParse"]> };

@@ -84,7 +84,7 @@ function powerStateOf(status: string): "running" | "stopped" | undefined {
 }
 
 /** Outputs: the inputs as given, overlaid with everything the API reports (and the SSH key, kept from creation). */
-function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
+export function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
   const reported: Props = {
     name: gpu.name,
     datacenterId: gpu.datacenter.id,

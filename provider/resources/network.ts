@@ -99,7 +99,7 @@ function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): v
  * Outputs: the inputs as given, overlaid with what the API reports about the network itself. The connected-VM count
  * moves with other resources and is left out, so refresh stays quiet when VMs join.
  */
-function outputsOf(inputs: Props, network: ApiNetwork): Props {
+export function outputsOf(inputs: Props, network: ApiNetwork): Props {
   return {
     ...plainInputs(inputs),
     name: network.name,

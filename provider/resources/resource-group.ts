@@ -67,7 +67,7 @@ async function teamWithMembers(id: number): Promise<{ team: TeamView; members: s
  * Outputs: the inputs as given, overlaid with what the API reports about the group itself. What moves with other
  * resources (member and VM counts, `updatedAt`, which membership changes bump) is left out, so refresh stays quiet when VMs or users join.
  */
-function outputsOf(inputs: Props, team: TeamView, members: string[]): Props {
+export function outputsOf(inputs: Props, team: TeamView, members: string[]): Props {
   return {
     ...plainInputs(inputs),
     name: team.name,

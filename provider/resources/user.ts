@@ -105,7 +105,7 @@ function crossChecks(known: Partial<UserInputs>, failures: CheckFailure[], given
  * Outputs: the inputs as given, overlaid with everything the API reports. `password` stays the one the user was
  * registered with (a secret output: the SDK marks it so).
  */
-function outputsOf(inputs: Props, user: ApiUser): Props {
+export function outputsOf(inputs: Props, user: ApiUser): Props {
   return {
     ...plainInputs(inputs),
     email: user.email,

@@ -272,7 +272,7 @@ function powerStateOf(status: string): "running" | "stopped" | null {
 }
 
 /** A VM as the API reports it: its detail, and its addresses (documented on the list items, not on the detail). */
-interface ObservedVm {
+export interface ObservedVm {
   detail: VmDetail;
   /** Undefined when the API reported them nowhere (the VM left the list between two reads). */
   addresses?: { privateIp: string | null; publicIp: string | null };
@@ -282,7 +282,7 @@ interface ObservedVm {
  * The VM's detail with its addresses: from the detail when the API sends them there (a field the spec does not
  * document), else from the VM's list item (searched by name, matched by id).
  */
-async function observe(detail: VmDetail): Promise<ObservedVm> {
+export async function observe(detail: VmDetail): Promise<ObservedVm> {
   const vm = detail.virtualMachine;
   if (vm.primaryPublicIp !== undefined) {
     return { detail, addresses: { privateIp: vm.primaryPrivateIp ?? null, publicIp: vm.primaryPublicIp } };
@@ -296,7 +296,7 @@ async function observe(detail: VmDetail): Promise<ObservedVm> {
 }
 
 /** Outputs: the inputs as given, overlaid with everything the API reports. */
-function outputsOf(inputs: Props, { detail, addresses }: ObservedVm, sshPrivateKey: string | undefined): Props {
+export function outputsOf(inputs: Props, { detail, addresses }: ObservedVm, sshPrivateKey: string | undefined): Props {
   const vm = detail.virtualMachine;
   knownSizes.set(vm.configurationId, sizeOfDetail(vm));
   const { configurationSize: _size, ...given } = plainInputs(inputs);

@@ -85,7 +85,7 @@ function shrinkCheck(olds: Props, known: Partial<VolumeInputs>, failures: CheckF
  * Outputs: the inputs as given, overlaid with what the API reports about the volume itself. The attachment state
  * (status In-use, the VM) belongs to VolumeAttachment: kept out of here, attaching does not read as drift.
  */
-function outputsOf(inputs: Props, volume: ApiVolume): Props {
+export function outputsOf(inputs: Props, volume: ApiVolume): Props {
   return {
     ...plainInputs(inputs),
     name: volume.name,

@@ -1,0 +1,516 @@
+import { z } from "zod";
+import { Uuid } from "../api";
+import type { CloudClient, ItemOf, PagedRouteName } from "../client";
+import * as data from "./data";
+import { client, isNotFound, type Props } from "./framework";
+import { network, outputsOf as networkOutputs } from "./network";
+import { volume, outputsOf as volumeOutputs } from "./volume";
+import { virtualMachine, observe, outputsOf as vmOutputs } from "./virtual-machine";
+import { gpuVirtualMachine, outputsOf as gpuOutputs } from "./gpu-virtual-machine";
+import { resourceGroup, outputsOf as groupOutputs } from "./resource-group";
+import { user, outputsOf as userOutputs } from "./user";
+import type { ResourceKind } from "./framework";
+
+/**
+ * The read side: look up one resource by id or by its name, list resources with the API's filters, and who the caller
+ * is. Host-agnostic like the kinds: each function is its zod arguments, its zod result and the call, registered in
+ * {@link dataFunctions}, which the plugin's invokes, the schema and the SDKs iterate.
+ */
+
+/** A data function: what a host needs to serve it and a generator to describe it. */
+export interface DataFunction {
+  /** Arguments, validated before any request (a failure names the argument and the fix). */
+  args: z.ZodType<Props>;
+  /** The arguments' object schema (for the package schema). */
+  argsShape: z.ZodObject;
+  /** The result (for the package schema). */
+  result: z.ZodObject;
+  /** The kind whose SDK class documents the result (single lookups) or the items (lists). */
+  describes?: LookupKindName;
+  /** The call, with the settings in force. */
+  call(args: never): Promise<unknown>;
+}
+
+const entityIdArg = Uuid.optional();
+
+// ---------------------------------------------------------------- shared reads
+
+/**
+ * Lists in flight, by route and query: lookups of one program that need the same list (the engine sends the invokes
+ * of a program together) share its requests instead of reading it once each.
+ */
+const inFlight = new Map<string, Promise<unknown[]>>();
+
+/** Every item of a list route (100 per page, every page), shared with identical reads in flight. */
+export function listEvery<N extends PagedRouteName>(
+  route: N,
+  query: Record<string, unknown>,
+  api: CloudClient = client(),
+): Promise<ItemOf<N>[]> {
+  const defined = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
+  const key = `${route} ${JSON.stringify(Object.entries(defined).sort(([a], [b]) => a.localeCompare(b)))}`;
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = (async () => {
+      const items: unknown[] = [];
+      const pages = (api.listAll as (route: PagedRouteName, query: unknown) => AsyncGenerator<unknown>)(route, {
+        ...defined,
+        limit: 100,
+      });
+      for await (const item of pages) items.push(item);
+      return items;
+    })().finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
+  }
+  return pending as Promise<ItemOf<N>[]>;
+}
+
+/**
+ * Name lookups of one kind and entity that arrive together (within `gatherMs`): one alone searches the list by its
+ * name; several read the whole list once and match each name in it.
+ */
+class NameGatherer {
+  private pending: { name: string; resolve(items: unknown[]): void; reject(error: unknown): void }[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly read: (search: string | undefined) => Promise<unknown[]>,
+    private readonly gatherMs = 20,
+  ) {}
+
+  /** The list items whose name may match (the caller keeps the exact matches). */
+  candidates(name: string): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ name, resolve, reject });
+      if (this.timer) return;
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        const batch = this.pending;
+        this.pending = [];
+        const names = new Set(batch.map((p) => p.name));
+        const read = this.read(names.size === 1 ? batch[0]!.name : undefined);
+        for (const p of batch) read.then(p.resolve, p.reject);
+      }, this.gatherMs);
+    });
+  }
+}
+
+const gatherers = new Map<string, NameGatherer>();
+
+// ---------------------------------------------------------------- the kinds
+
+/** How to read one kind: its list route and name field, by id, and its list items as outputs. */
+interface LookupKind<N extends PagedRouteName> {
+  /** The entity the messages name, e.g. `network`. */
+  noun: string;
+  plural: string;
+  kind: ResourceKind;
+  route: N;
+  /** The field names are matched on. */
+  nameField: "name" | "email";
+  /** Outputs that are secrets: never returned. */
+  secrets: string[];
+  /** One resource's outputs, by id (null when the API has no such resource). */
+  byId(id: string, entityId: string | undefined): Promise<Props>;
+  /** A list item's outputs. */
+  outputsOfItem(item: ItemOf<N>, entityId: string | undefined): Promise<Props> | Props;
+  /** The list filters: argument name → query parameter. */
+  filters: Record<string, { param: string; schema: z.ZodType }>;
+  /** Items of the list result, when they are not the single result (VM list items carry less than the detail). */
+  listItem?: z.ZodObject;
+}
+
+const entityQuery = (entityId: string | undefined) => (entityId ? { entityId } : {});
+const teamNumber = (id: string) => {
+  if (!/^\d+$/.test(id)) throw lookupError(`\`id\` must be a resource group id (decimal digits), not "${id}"`);
+  return Number(id);
+};
+
+const f = <S extends z.ZodType>(param: string, schema: S) => ({ param, schema });
+const int = z.number().int().positive();
+
+const lookupKinds = {
+  Network: {
+    noun: "network",
+    plural: "networks",
+    kind: network,
+    route: "listNetworks",
+    nameField: "name",
+    secrets: [],
+    byId: async (id, entityId) =>
+      networkOutputs({}, await client().getNetwork({ params: { id }, query: entityQuery(entityId) })),
+    outputsOfItem: (item) => networkOutputs({}, item),
+    filters: {
+      regionId: f("filter[regionId]", int),
+      datacenterId: f("filter[datacenterId]", Uuid),
+      networkType: f("filter[networkType]", z.enum(["standard", "custom"])),
+      search: f("search", z.string().min(1).max(200)),
+    },
+  } satisfies LookupKind<"listNetworks">,
+  Volume: {
+    noun: "volume",
+    plural: "volumes",
+    kind: volume,
+    route: "listVolumes",
+    nameField: "name",
+    secrets: [],
+    byId: async (id, entityId) =>
+      volumeOutputs({}, await client().getVolume({ params: { id }, query: entityQuery(entityId) })),
+    outputsOfItem: (item) => volumeOutputs({}, item),
+    filters: {
+      virtualMachineId: f("filter[virtualMachineId]", Uuid),
+      status: f("filter[status]", z.string().min(1)),
+      teamId: f("filter[teamId]", int),
+      datacenterId: f("filter[datacenterId]", Uuid),
+      volumeTypeId: f("filter[volumeTypeId]", int),
+      sizeGb: f("filter[sizeGb]", int),
+      search: f("search", z.string().min(1).max(200)),
+    },
+  } satisfies LookupKind<"listVolumes">,
+  VirtualMachine: {
+    noun: "virtual machine",
+    plural: "virtualMachines",
+    kind: virtualMachine,
+    route: "listVms",
+    nameField: "name",
+    secrets: ["sshPrivateKey"],
+    byId: async (id, entityId) =>
+      vmOutputs({}, await observe(await client().getVm({ params: { id }, query: entityQuery(entityId) })), undefined),
+    outputsOfItem: (item) => ({
+      id: item.id,
+      name: item.name,
+      status: item.status,
+      datacenterId: item.datacenter.id,
+      datacenterName: item.datacenter.name,
+      imageName: item.imageName,
+      cpu: item.configuration.cpu,
+      ram: item.configuration.ram,
+      disk: item.configuration.disk,
+      privateIp: item.primaryPrivateIp,
+      publicIp: item.primaryPublicIp,
+      teamId: item.teamId ?? undefined,
+      createdAt: item.createdAt,
+      updatedAt: item.updatedAt,
+    }),
+    filters: {
+      teamId: f("filter[teamId]", int),
+      regionId: f("filter[regionId]", int),
+      datacenterId: f("filter[datacenterId]", Uuid),
+      configurationId: f("filter[configurationId]", int),
+      imageName: f("filter[imageName]", z.string().min(1)),
+      status: f("filter[status]", z.string().min(1)),
+      search: f("search", z.string().min(1).max(200)),
+    },
+    listItem: z.object({
+      id: z.string(),
+      name: z.string(),
+      status: z.string(),
+      datacenterId: z.string(),
+      datacenterName: z.string(),
+      imageName: z.string(),
+      cpu: z.number().int(),
+      ram: z.number().int(),
+      disk: z.number().int(),
+      privateIp: z.string().nullable(),
+      publicIp: z.string().nullable(),
+      teamId: z.number().int().optional(),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    }),
+  } satisfies LookupKind<"listVms">,
+  GpuVirtualMachine: {
+    noun: "GPU virtual machine",
+    plural: "gpuVirtualMachines",
+    kind: gpuVirtualMachine,
+    route: "listGpuVms",
+    nameField: "name",
+    secrets: ["sshPrivateKey"],
+    byId: async (id, entityId) =>
+      gpuOutputs({}, await client().getGpuVm({ params: { id }, query: entityQuery(entityId) })),
+    outputsOfItem: (item) => gpuOutputs({}, item),
+    filters: {
+      teamId: f("filter[teamId]", int),
+      search: f("search", z.string().min(1).max(200)),
+    },
+  } satisfies LookupKind<"listGpuVms">,
+  ResourceGroup: {
+    noun: "resource group",
+    plural: "resourceGroups",
+    kind: resourceGroup,
+    route: "listTeams",
+    nameField: "name",
+    secrets: [],
+    byId: async (id, entityId) =>
+      groupOutputs({}, await client().getTeam({ params: { id: teamNumber(id) }, query: entityQuery(entityId) }), []),
+    outputsOfItem: (item) => groupOutputs({}, item, []),
+    filters: { search: f("search", z.string().min(1).max(200)) },
+  } satisfies LookupKind<"listTeams">,
+  User: {
+    noun: "user",
+    plural: "users",
+    kind: user,
+    route: "listUsers",
+    nameField: "email",
+    secrets: ["password"],
+    byId: async (id, entityId) =>
+      userOutputs({}, await client().getUser({ params: { id }, query: entityQuery(entityId) })),
+    outputsOfItem: (item) => userOutputs({}, item),
+    filters: {
+      search: f("search", z.string().min(1).max(200)),
+      teamId: f("teamId", int),
+      inviteStatus: f("inviteStatus", z.array(z.enum(["pending", "accepted", "expired"])).min(1)),
+      roleId: f("roleId", z.string().min(1)),
+      deletedFilter: f("deletedFilter", z.enum(["exclude", "include", "only"])),
+    },
+  } satisfies LookupKind<"listUsers">,
+} as const;
+
+/** The kinds that have lookups, by SDK class name. */
+export type LookupKindName = keyof typeof lookupKinds;
+type AnyLookupKind = LookupKind<PagedRouteName>;
+const kindOf = (name: LookupKindName) => lookupKinds[name] as unknown as AnyLookupKind;
+
+/** The error of a lookup: a plain message, as a check failure reads. */
+function lookupError(message: string): Error {
+  return Object.assign(new Error(message), { name: "LookupError" });
+}
+
+/** A lookup's result schema: `id`, the kind's reported inputs and its outputs, without secrets. */
+function resultOf(kind: AnyLookupKind): z.ZodObject {
+  const inputs = kind.kind.inputs;
+  const shape: Record<string, z.ZodType> = { id: z.string() };
+  const inputShape = (inputs.schema as z.ZodObject).shape;
+  for (const [key, field] of Object.entries(inputs.fields as Record<string, { reported: string }>)) {
+    if (field.reported !== "never" && inputShape[key]) shape[key] = (inputShape[key] as z.ZodType).optional();
+  }
+  for (const [key, value] of Object.entries(kind.kind.outputs.shape)) shape[key] = value as z.ZodType;
+  for (const key of kind.secrets) delete shape[key];
+  return z.object(shape);
+}
+
+const withoutSecrets = (kind: AnyLookupKind, props: Props): Props =>
+  Object.fromEntries(
+    Object.entries(props).filter(([key, value]) => !kind.secrets.includes(key) && value !== undefined),
+  );
+
+// ---------------------------------------------------------------- one resource
+
+/** `id` or `name` (`email` for users), exactly one. */
+function oneArgs(kind: AnyLookupKind) {
+  const key = kind.nameField;
+  const shape = z.strictObject({
+    id: z.string().trim().min(1, "must not be empty").optional(),
+    [key]: z.string().trim().min(1, "must not be empty").optional(),
+    entityId: entityIdArg,
+  });
+  const args = shape.superRefine((value, ctx) => {
+    const given = [value.id, value[key]].filter((v) => v !== undefined).length;
+    if (given !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: [given === 0 ? key : "id"],
+        message:
+          given === 0
+            ? `is required (or \`id\`): give the ${kind.noun}'s ${key} or its id`
+            : `and \`${key}\` were both given: give exactly one of them (the id when ${key}s are not unique)`,
+      });
+    }
+  });
+  return { args, shape };
+}
+
+/** The closest names to `wanted` among `names`: the ones that contain it or share its start, at most 5. */
+function closest(wanted: string, names: string[]): string[] {
+  const lower = wanted.toLowerCase();
+  const score = (name: string) => {
+    const n = name.toLowerCase();
+    let common = 0;
+    while (common < n.length && common < lower.length && n[common] === lower[common]) common++;
+    return (n.includes(lower) || lower.includes(n) ? 100 : 0) + common;
+  };
+  return [...new Set(names)]
+    .map((name) => ({ name, score: score(name) }))
+    .filter((c) => c.score > 0)
+    .sort((a, b) => b.score - a.score || a.name.localeCompare(b.name))
+    .slice(0, 5)
+    .map((c) => c.name);
+}
+
+/** What the entity is called in messages: the given one, else the configured one. */
+const entityText = (entityId: string | undefined) =>
+  entityId ? `entity ${entityId}` : "the configured entity (cloudinfra:entityId, else the credentials' own)";
+
+/** Looks up one resource of a kind by id or by exact name (every page of the API's partial-match search). */
+export async function lookupOne(name: LookupKindName, args: Props): Promise<Props> {
+  const kind = kindOf(name);
+  const entityId = args.entityId as string | undefined;
+  if (typeof args.id === "string") {
+    const id = args.id;
+    const outputs = await kind.byId(id, entityId).catch((error: unknown) => {
+      if (isNotFound(error))
+        throw lookupError(`no ${kind.noun} has the id "${id}" in ${entityText(entityId)}: check the id and the entity`);
+      throw error;
+    });
+    return { ...withoutSecrets(kind, outputs), id };
+  }
+  const wanted = args[kind.nameField] as string;
+  const key = `${name} ${entityId ?? ""}`;
+  let gatherer = gatherers.get(key);
+  if (!gatherer) {
+    const api = client();
+    gatherer = new NameGatherer((search) => listEvery(kind.route, { search, ...entityQuery(entityId) }, api));
+    gatherers.set(key, gatherer);
+  }
+  const items = (await gatherer.candidates(wanted)) as { id: string; createdAt?: string; [k: string]: unknown }[];
+  const exact = (item: (typeof items)[number]) =>
+    kind.nameField === "email"
+      ? String(item.email).toLowerCase() === wanted.toLowerCase()
+      : item[kind.nameField] === wanted;
+  const matches = items.filter(exact);
+  if (matches.length === 0) {
+    const near = closest(
+      wanted,
+      items.map((item) => String(item[kind.nameField])),
+    );
+    throw lookupError(
+      `no ${kind.noun} has the ${kind.nameField} "${wanted}" in ${entityText(entityId)}` +
+        (near.length > 0 ? `; the closest ${kind.nameField}s found: ${near.map((n) => `"${n}"`).join(", ")}` : "") +
+        `: check the ${kind.nameField} (matched exactly, case included${kind.nameField === "email" ? " except for emails" : ""}) and the entity`,
+    );
+  }
+  if (matches.length > 1) {
+    throw lookupError(
+      `${matches.length} ${kind.plural} have the ${kind.nameField} "${wanted}" in ${entityText(entityId)}: ` +
+        matches.map((m) => `${m.id} (created ${m.createdAt ?? "at an unknown time"})`).join(", ") +
+        `; look it up by \`id\` instead`,
+    );
+  }
+  const found = matches[0]!;
+  // VM list items carry less than the resource: read the one found by id.
+  const outputs =
+    name === "VirtualMachine"
+      ? await kind.byId(found.id, entityId)
+      : await kind.outputsOfItem(found as never, entityId);
+  return { ...withoutSecrets(kind, outputs), id: found.id };
+}
+
+// ---------------------------------------------------------------- lists
+
+function listArgs(kind: AnyLookupKind) {
+  const shape: Record<string, z.ZodType> = { entityId: entityIdArg };
+  for (const [key, filter] of Object.entries(kind.filters)) shape[key] = filter.schema.optional();
+  return z.strictObject(shape);
+}
+
+const byNameThenId = (nameField: string) => (a: Props, b: Props) =>
+  String(a[nameField]).localeCompare(String(b[nameField])) || String(a.id).localeCompare(String(b.id));
+
+/** Every resource of a kind that the filters select (every page), sorted by name then id, and how many. */
+export async function lookupList(name: LookupKindName, args: Props): Promise<Props> {
+  const kind = kindOf(name);
+  const query: Record<string, unknown> = { ...entityQuery(args.entityId as string | undefined) };
+  for (const [key, filter] of Object.entries(kind.filters)) {
+    const value = args[key];
+    if (value !== undefined) query[filter.param] = Array.isArray(value) ? value.join(",") : value;
+  }
+  const items = await listEvery(kind.route, query);
+  const outputs = await Promise.all(
+    items.map(async (item) => ({
+      ...withoutSecrets(kind, await kind.outputsOfItem(item as never, args.entityId as string | undefined)),
+      id: String((item as { id: string | number }).id),
+    })),
+  );
+  outputs.sort(byNameThenId(kind.nameField));
+  return { [kind.plural]: outputs, count: outputs.length };
+}
+
+// ---------------------------------------------------------------- the caller
+
+export const GetCallerArgs = z.strictObject({ entityId: entityIdArg });
+export const GetCallerResult = z.object({
+  userId: z.string(),
+  email: z.string(),
+  name: z.string(),
+  roles: z.array(z.string()),
+  permissions: z.array(z.string()),
+  entityId: z.string(),
+  entityName: z.string(),
+});
+
+/** Who the credentials are (`GET /auth/check`) and the entity they act in. */
+export async function caller(args: { entityId?: string }): Promise<z.output<typeof GetCallerResult>> {
+  const check = await client().check({ query: entityQuery(args.entityId) });
+  return {
+    userId: check.user.id,
+    email: check.user.email,
+    name: check.user.name,
+    roles: check.user.roles,
+    permissions: check.user.permissions,
+    entityId: check.activeEntity.id,
+    entityName: check.activeEntity.name,
+  };
+}
+
+// ---------------------------------------------------------------- the registry
+
+const singleName = (kind: LookupKindName) => `get${kind}`;
+const pluralName = (kind: LookupKindName) =>
+  `get${kindOf(kind).plural.charAt(0).toUpperCase()}${kindOf(kind).plural.slice(1)}`;
+
+function registry(): Record<string, DataFunction> {
+  const functions: Record<string, DataFunction> = {
+    getGpuInventory: {
+      args: data.GetGpuInventoryArgs as z.ZodType<Props>,
+      argsShape: data.GetGpuInventoryArgs,
+      result: data.GetGpuInventoryResult,
+      call: data.gpuInventory as (args: never) => Promise<unknown>,
+    },
+    getVolumeSizes: {
+      args: data.GetVolumeSizesArgs as z.ZodType<Props>,
+      argsShape: data.GetVolumeSizesArgs,
+      result: data.GetVolumeSizesResult,
+      call: data.volumeSizes as (args: never) => Promise<unknown>,
+    },
+    getCaller: {
+      args: GetCallerArgs as z.ZodType<Props>,
+      argsShape: GetCallerArgs,
+      result: GetCallerResult,
+      call: caller as (args: never) => Promise<unknown>,
+    },
+  };
+  for (const name of Object.keys(lookupKinds) as LookupKindName[]) {
+    const kind = kindOf(name);
+    const one = oneArgs(kind);
+    const single = resultOf(kind);
+    functions[singleName(name)] = {
+      args: one.args as unknown as z.ZodType<Props>,
+      argsShape: one.shape,
+      result: single,
+      describes: name,
+      call: ((args: Props) => lookupOne(name, args)) as (args: never) => Promise<unknown>,
+    };
+    const list = listArgs(kind);
+    functions[pluralName(name)] = {
+      args: list as z.ZodType<Props>,
+      argsShape: list,
+      result: z.object({ [kind.plural]: z.array(kind.listItem ?? single), count: z.number().int() }),
+      describes: name,
+      call: ((args: Props) => lookupList(name, args)) as (args: never) => Promise<unknown>,
+    };
+  }
+  return functions;
+}
+
+/**
+ * Every data function, by name (`getNetwork`, `getNetworks`, ..., `getCaller`, `getGpuInventory`): the plugin serves
+ * each as the invoke `cloudinfra:index:<name>`, the schema describes each, the SDKs offer each.
+ */
+export const dataFunctions: Readonly<Record<string, DataFunction>> = registry();
+
+/** The data function names of the lookups of a kind: one resource and the list. */
+export function lookupNames(kind: LookupKindName): { single: string; list: string; plural: string } {
+  return { single: singleName(kind), list: pluralName(kind), plural: kindOf(kind).plural };
+}
+
+/** The kinds that have lookups. */
+export const lookupKindNames = Object.keys(lookupKinds) as LookupKindName[];

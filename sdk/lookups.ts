@@ -1,0 +1,594 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { Network } from "./network";
+import type { Volume } from "./volume";
+import type { VirtualMachine } from "./virtual-machine";
+import type { GpuVirtualMachine } from "./gpu-virtual-machine";
+import type { ResourceGroup } from "./resource-group";
+import type { User } from "./user";
+import { dataFunctions } from "../provider/resources/lookups";
+import { client, configure } from "../provider/resources/framework";
+
+// The read side: one resource by id or exact name, lists with the API's filters, and who the caller is. The calls run
+// in the program's process with its configuration (as getGpuInventory does); the plugin SDK offers the same functions
+// as invokes `cloudinfra:index:<name>`. Types are written against the SDK classes, never the zod contract.
+
+/** The plain value of each output of a resource class (what a lookup returns of it), with `id` as text. */
+export type OutputsOf<R, Secret extends string = never> = {
+  [
+    K in Exclude<keyof R, "urn" | "id" | Secret> as R[K] extends pulumi.Output<unknown> ? K : never
+  ]: R[K] extends pulumi.Output<infer T> ? T : never;
+} & {
+  /** The resource's id (its Pulumi id: use it where an input takes this resource's id). */
+  id: string;
+};
+
+/** Arguments of a function, each of which may be an output of another resource. */
+export type InputsOf<T> = { [K in keyof T]: pulumi.Input<T[K]> };
+
+/** Where a function runs: `parent` is accepted for symmetry with the plugin SDK, whose invokes also take `provider`. */
+export type LookupOptions = pulumi.InvokeOptions;
+
+/** The arguments every function accepts. */
+export interface EntityArgs {
+  /** Entity (UUID) to read in: a child entity of the configured one. Default: the configured entity. */
+  entityId?: string;
+}
+
+/** Configures the framework from the program's stack config (`cloudinfra:*`), else the `CLOUDINFRA_*` variables. */
+function configureFromProgram(): void {
+  const config = new pulumi.Config("cloudinfra");
+  configure((key) => config.get(key.replace(/^cloudinfra:/, "")), Object.keys(pulumi.runtime.allConfig()));
+  client();
+}
+
+/** Validates the arguments as the plugin does (a failure names the argument and the fix), then calls the function. */
+async function call<T>(name: string, args: object): Promise<T> {
+  const fn = dataFunctions[name]!;
+  const plain = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
+  const parsed = fn.args.safeParse(plain);
+  if (!parsed.success) {
+    const reasons = parsed.error.issues.map((issue) => {
+      const property = issue.path.join(".");
+      return property ? `\`${property}\` ${issue.message}` : issue.message;
+    });
+    throw new Error(`${name}: ${reasons.join("; ")}`);
+  }
+  configureFromProgram();
+  return (await fn.call(parsed.data as never)) as T;
+}
+
+function output<A extends object, T>(name: string, args: InputsOf<A>): pulumi.Output<T> {
+  return pulumi.output(args).apply((plain) => call<T>(name, plain as object));
+}
+
+/** A VM as its list item reports it (the list does not carry the detail: look a VM up with getVirtualMachine for it). */
+export interface VirtualMachineSummary {
+  /** VM id (UUID). */
+  id: string;
+  /** Name (not unique). */
+  name: string;
+  /** Status, e.g. `Running`. */
+  status: string;
+  /** Data center (UUID). */
+  datacenterId: string;
+  /** Data center name. */
+  datacenterName: string;
+  /** Image name. */
+  imageName: string;
+  /** vCPUs. */
+  cpu: number;
+  /** RAM in GB. */
+  ram: number;
+  /** Disk in GB. */
+  disk: number;
+  /** Primary private address, or null. */
+  privateIp: string | null;
+  /** Primary public address, or null. */
+  publicIp: string | null;
+  /** Resource group (integer id), when the API reports it. */
+  teamId?: number;
+  /** Creation time (ISO 8601). */
+  createdAt: string;
+  /** Last change (ISO 8601). */
+  updatedAt: string;
+}
+
+// ---------------------------------------------------------------- networks
+
+/** What {@link getNetwork} returns: the network's outputs, as on a {@link Network}. */
+export type GetNetworkResult = OutputsOf<Network>;
+
+/** The arguments of {@link getNetwork}: `id` or `name`, exactly one. */
+export interface GetNetworkArgs extends EntityArgs {
+  /** The network's id. */
+  id?: string;
+  /** The network's name, matched exactly: an error when none or several match. */
+  name?: string;
+}
+
+/**
+ * One network, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
+ * kept): its outputs, as a {@link Network} has them. No match is an error naming the name and the closest found;
+ * several matches an error listing their ids and creation times (look up by id then).
+ *
+ * @example
+ * const shared = await getNetwork({ name: "shared-net" });
+ */
+export function getNetwork(args: GetNetworkArgs, opts?: LookupOptions): Promise<GetNetworkResult> {
+  void opts;
+  return call("getNetwork", args);
+}
+
+/** {@link getNetwork} with arguments that may be outputs; the result is an output. */
+export function getNetworkOutput(
+  args: InputsOf<GetNetworkArgs>,
+  opts?: LookupOptions,
+): pulumi.Output<GetNetworkResult> {
+  void opts;
+  return output("getNetwork", args);
+}
+
+/** The filters of {@link getNetworks} (the API's filters of its list); every one is optional. */
+export interface GetNetworksArgs extends EntityArgs {
+  /** Only networks of this region (integer id). */
+  regionId?: number;
+  /** Only networks of this data center (UUID). */
+  datacenterId?: string;
+  /** Only networks of this type. */
+  networkType?: "standard" | "custom";
+  /** Only networks whose name contains this text (the API's partial match). */
+  search?: string;
+}
+
+/** What {@link getNetworks} returns. */
+export interface GetNetworksResult {
+  /** Every network the filters select (every page read), by name then id. */
+  networks: GetNetworkResult[];
+  /** How many there are. */
+  count: number;
+}
+
+/**
+ * Every network the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ *
+ * @example
+ * const { networks, count } = await getNetworks({});
+ */
+export function getNetworks(args: GetNetworksArgs = {}, opts?: LookupOptions): Promise<GetNetworksResult> {
+  void opts;
+  return call("getNetworks", args);
+}
+
+/** {@link getNetworks} with arguments that may be outputs; the result is an output. */
+export function getNetworksOutput(
+  args: InputsOf<GetNetworksArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetNetworksResult> {
+  void opts;
+  return output("getNetworks", args);
+}
+
+// ---------------------------------------------------------------- volumes
+
+/** What {@link getVolume} returns: the volume's outputs, as on a {@link Volume}. */
+export type GetVolumeResult = OutputsOf<Volume>;
+
+/** The arguments of {@link getVolume}: `id` or `name`, exactly one. */
+export interface GetVolumeArgs extends EntityArgs {
+  /** The volume's id. */
+  id?: string;
+  /** The volume's name, matched exactly: an error when none or several match. */
+  name?: string;
+}
+
+/**
+ * One volume, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
+ * kept): its outputs, as a {@link Volume} has them. No match is an error naming the name and the closest found;
+ * several matches an error listing their ids and creation times (look up by id then).
+ *
+ * @example
+ * const shared = await getNetwork({ name: "shared-net" });
+ */
+export function getVolume(args: GetVolumeArgs, opts?: LookupOptions): Promise<GetVolumeResult> {
+  void opts;
+  return call("getVolume", args);
+}
+
+/** {@link getVolume} with arguments that may be outputs; the result is an output. */
+export function getVolumeOutput(args: InputsOf<GetVolumeArgs>, opts?: LookupOptions): pulumi.Output<GetVolumeResult> {
+  void opts;
+  return output("getVolume", args);
+}
+
+/** The filters of {@link getVolumes} (the API's filters of its list); every one is optional. */
+export interface GetVolumesArgs extends EntityArgs {
+  /** Only volumes attached to this VM (UUID). */
+  virtualMachineId?: string;
+  /** Only volumes in this status, e.g. `Available` or `In-use`. */
+  status?: string;
+  /** Only volumes of this resource group (integer id). */
+  teamId?: number;
+  /** Only volumes of this data center (UUID). */
+  datacenterId?: string;
+  /** Only volumes of this volume type. */
+  volumeTypeId?: number;
+  /** Only volumes of this size in GB. */
+  sizeGb?: number;
+  /** Only volumes whose name contains this text (the API's partial match). */
+  search?: string;
+}
+
+/** What {@link getVolumes} returns. */
+export interface GetVolumesResult {
+  /** Every volume the filters select (every page read), by name then id. */
+  volumes: GetVolumeResult[];
+  /** How many there are. */
+  count: number;
+}
+
+/**
+ * Every volume the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ *
+ * @example
+ * const { volumes, count } = await getVolumes({});
+ */
+export function getVolumes(args: GetVolumesArgs = {}, opts?: LookupOptions): Promise<GetVolumesResult> {
+  void opts;
+  return call("getVolumes", args);
+}
+
+/** {@link getVolumes} with arguments that may be outputs; the result is an output. */
+export function getVolumesOutput(
+  args: InputsOf<GetVolumesArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetVolumesResult> {
+  void opts;
+  return output("getVolumes", args);
+}
+
+// ---------------------------------------------------------------- virtual machines
+
+/** What {@link getVirtualMachine} returns: the virtual machine's outputs, as on a {@link VirtualMachine} (secrets excluded). */
+export type GetVirtualMachineResult = OutputsOf<VirtualMachine, "sshPrivateKey">;
+
+/** The arguments of {@link getVirtualMachine}: `id` or `name`, exactly one. */
+export interface GetVirtualMachineArgs extends EntityArgs {
+  /** The virtual machine's id. */
+  id?: string;
+  /** The virtual machine's name, matched exactly: an error when none or several match. */
+  name?: string;
+}
+
+/**
+ * One virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
+ * kept): its outputs, as a {@link VirtualMachine} has them. No match is an error naming the name and the closest found;
+ * several matches an error listing their ids and creation times (look up by id then).
+ *
+ * @example
+ * const shared = await getNetwork({ name: "shared-net" });
+ */
+export function getVirtualMachine(args: GetVirtualMachineArgs, opts?: LookupOptions): Promise<GetVirtualMachineResult> {
+  void opts;
+  return call("getVirtualMachine", args);
+}
+
+/** {@link getVirtualMachine} with arguments that may be outputs; the result is an output. */
+export function getVirtualMachineOutput(
+  args: InputsOf<GetVirtualMachineArgs>,
+  opts?: LookupOptions,
+): pulumi.Output<GetVirtualMachineResult> {
+  void opts;
+  return output("getVirtualMachine", args);
+}
+
+/** The filters of {@link getVirtualMachines} (the API's filters of its list); every one is optional. */
+export interface GetVirtualMachinesArgs extends EntityArgs {
+  /** Only VMs of this resource group (integer id). */
+  teamId?: number;
+  /** Only VMs of this region (integer id). */
+  regionId?: number;
+  /** Only VMs of this data center (UUID). */
+  datacenterId?: string;
+  /** Only VMs of this configuration. */
+  configurationId?: number;
+  /** Only VMs of this image, by name. */
+  imageName?: string;
+  /** Only VMs in this status, e.g. `Running`. */
+  status?: string;
+  /** Only VMs whose name contains this text (the API's partial match). */
+  search?: string;
+}
+
+/** What {@link getVirtualMachines} returns. */
+export interface GetVirtualMachinesResult {
+  /** Every virtual machine the filters select (every page read), by name then id. */
+  virtualMachines: VirtualMachineSummary[];
+  /** How many there are. */
+  count: number;
+}
+
+/**
+ * Every virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ *
+ * @example
+ * const { virtualMachines, count } = await getVirtualMachines({});
+ */
+export function getVirtualMachines(
+  args: GetVirtualMachinesArgs = {},
+  opts?: LookupOptions,
+): Promise<GetVirtualMachinesResult> {
+  void opts;
+  return call("getVirtualMachines", args);
+}
+
+/** {@link getVirtualMachines} with arguments that may be outputs; the result is an output. */
+export function getVirtualMachinesOutput(
+  args: InputsOf<GetVirtualMachinesArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetVirtualMachinesResult> {
+  void opts;
+  return output("getVirtualMachines", args);
+}
+
+// ---------------------------------------------------------------- GPU virtual machines
+
+/** What {@link getGpuVirtualMachine} returns: the GPU virtual machine's outputs, as on a {@link GpuVirtualMachine} (secrets excluded). */
+export type GetGpuVirtualMachineResult = OutputsOf<GpuVirtualMachine, "sshPrivateKey">;
+
+/** The arguments of {@link getGpuVirtualMachine}: `id` or `name`, exactly one. */
+export interface GetGpuVirtualMachineArgs extends EntityArgs {
+  /** The GPU virtual machine's id. */
+  id?: string;
+  /** The GPU virtual machine's name, matched exactly: an error when none or several match. */
+  name?: string;
+}
+
+/**
+ * One GPU virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
+ * kept): its outputs, as a {@link GpuVirtualMachine} has them. No match is an error naming the name and the closest found;
+ * several matches an error listing their ids and creation times (look up by id then).
+ *
+ * @example
+ * const shared = await getNetwork({ name: "shared-net" });
+ */
+export function getGpuVirtualMachine(
+  args: GetGpuVirtualMachineArgs,
+  opts?: LookupOptions,
+): Promise<GetGpuVirtualMachineResult> {
+  void opts;
+  return call("getGpuVirtualMachine", args);
+}
+
+/** {@link getGpuVirtualMachine} with arguments that may be outputs; the result is an output. */
+export function getGpuVirtualMachineOutput(
+  args: InputsOf<GetGpuVirtualMachineArgs>,
+  opts?: LookupOptions,
+): pulumi.Output<GetGpuVirtualMachineResult> {
+  void opts;
+  return output("getGpuVirtualMachine", args);
+}
+
+/** The filters of {@link getGpuVirtualMachines} (the API's filters of its list); every one is optional. */
+export interface GetGpuVirtualMachinesArgs extends EntityArgs {
+  /** Only GPU VMs of this resource group (integer id). */
+  teamId?: number;
+  /** Only GPU VMs whose name contains this text (the API's partial match). */
+  search?: string;
+}
+
+/** What {@link getGpuVirtualMachines} returns. */
+export interface GetGpuVirtualMachinesResult {
+  /** Every GPU virtual machine the filters select (every page read), by name then id. */
+  gpuVirtualMachines: GetGpuVirtualMachineResult[];
+  /** How many there are. */
+  count: number;
+}
+
+/**
+ * Every GPU virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ *
+ * @example
+ * const { gpuVirtualMachines, count } = await getGpuVirtualMachines({});
+ */
+export function getGpuVirtualMachines(
+  args: GetGpuVirtualMachinesArgs = {},
+  opts?: LookupOptions,
+): Promise<GetGpuVirtualMachinesResult> {
+  void opts;
+  return call("getGpuVirtualMachines", args);
+}
+
+/** {@link getGpuVirtualMachines} with arguments that may be outputs; the result is an output. */
+export function getGpuVirtualMachinesOutput(
+  args: InputsOf<GetGpuVirtualMachinesArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetGpuVirtualMachinesResult> {
+  void opts;
+  return output("getGpuVirtualMachines", args);
+}
+
+// ---------------------------------------------------------------- resource groups
+
+/** What {@link getResourceGroup} returns: the resource group's outputs, as on a {@link ResourceGroup}. */
+export type GetResourceGroupResult = OutputsOf<ResourceGroup>;
+
+/** The arguments of {@link getResourceGroup}: `id` or `name`, exactly one. */
+export interface GetResourceGroupArgs extends EntityArgs {
+  /** The resource group's id. */
+  id?: string;
+  /** The resource group's name, matched exactly: an error when none or several match. */
+  name?: string;
+}
+
+/**
+ * One resource group, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
+ * kept): its outputs, as a {@link ResourceGroup} has them. No match is an error naming the name and the closest found;
+ * several matches an error listing their ids and creation times (look up by id then).
+ *
+ * @example
+ * const shared = await getNetwork({ name: "shared-net" });
+ */
+export function getResourceGroup(args: GetResourceGroupArgs, opts?: LookupOptions): Promise<GetResourceGroupResult> {
+  void opts;
+  return call("getResourceGroup", args);
+}
+
+/** {@link getResourceGroup} with arguments that may be outputs; the result is an output. */
+export function getResourceGroupOutput(
+  args: InputsOf<GetResourceGroupArgs>,
+  opts?: LookupOptions,
+): pulumi.Output<GetResourceGroupResult> {
+  void opts;
+  return output("getResourceGroup", args);
+}
+
+/** The filters of {@link getResourceGroups} (the API's filters of its list); every one is optional. */
+export interface GetResourceGroupsArgs extends EntityArgs {
+  /** Only resource groups whose name contains this text (the API's partial match). */
+  search?: string;
+}
+
+/** What {@link getResourceGroups} returns. */
+export interface GetResourceGroupsResult {
+  /** Every resource group the filters select (every page read), by name then id. */
+  resourceGroups: GetResourceGroupResult[];
+  /** How many there are. */
+  count: number;
+}
+
+/**
+ * Every resource group the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ *
+ * @example
+ * const { resourceGroups, count } = await getResourceGroups({});
+ */
+export function getResourceGroups(
+  args: GetResourceGroupsArgs = {},
+  opts?: LookupOptions,
+): Promise<GetResourceGroupsResult> {
+  void opts;
+  return call("getResourceGroups", args);
+}
+
+/** {@link getResourceGroups} with arguments that may be outputs; the result is an output. */
+export function getResourceGroupsOutput(
+  args: InputsOf<GetResourceGroupsArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetResourceGroupsResult> {
+  void opts;
+  return output("getResourceGroups", args);
+}
+
+// ---------------------------------------------------------------- users
+
+/** What {@link getUser} returns: the user's outputs, as on a {@link User} (secrets excluded). */
+export type GetUserResult = OutputsOf<User, "password">;
+
+/** The arguments of {@link getUser}: `id` or `email`, exactly one. */
+export interface GetUserArgs extends EntityArgs {
+  /** The user's id. */
+  id?: string;
+  /** The user's email, matched exactly (case aside): an error when none or several match. */
+  email?: string;
+}
+
+/**
+ * One user, by id or by exact email (every page of the API's partial-match search is read, and only exact matches
+ * kept): its outputs, as a {@link User} has them. No match is an error naming the email and the closest found;
+ * several matches an error listing their ids and creation times (look up by id then).
+ *
+ * @example
+ * const shared = await getNetwork({ name: "shared-net" });
+ */
+export function getUser(args: GetUserArgs, opts?: LookupOptions): Promise<GetUserResult> {
+  void opts;
+  return call("getUser", args);
+}
+
+/** {@link getUser} with arguments that may be outputs; the result is an output. */
+export function getUserOutput(args: InputsOf<GetUserArgs>, opts?: LookupOptions): pulumi.Output<GetUserResult> {
+  void opts;
+  return output("getUser", args);
+}
+
+/** The filters of {@link getUsers} (the API's filters of its list); every one is optional. */
+export interface GetUsersArgs extends EntityArgs {
+  /** Only users whose name or email contains this text (the API's partial match). */
+  search?: string;
+  /** Only members of this resource group (integer id). */
+  teamId?: number;
+  /** Only users with one of these invite statuses. */
+  inviteStatus?: ("pending" | "accepted" | "expired")[];
+  /** Only users with this role (id). */
+  roleId?: string;
+  /** Deleted users: left out (`exclude`, the API's default), `include`d, or `only` them. */
+  deletedFilter?: "exclude" | "include" | "only";
+}
+
+/** What {@link getUsers} returns. */
+export interface GetUsersResult {
+  /** Every user the filters select (every page read), by email then id. */
+  users: GetUserResult[];
+  /** How many there are. */
+  count: number;
+}
+
+/**
+ * Every user the filters select: each page of the API's list read (100 per request), sorted by email then id.
+ *
+ * @example
+ * const { users, count } = await getUsers({});
+ */
+export function getUsers(args: GetUsersArgs = {}, opts?: LookupOptions): Promise<GetUsersResult> {
+  void opts;
+  return call("getUsers", args);
+}
+
+/** {@link getUsers} with arguments that may be outputs; the result is an output. */
+export function getUsersOutput(args: InputsOf<GetUsersArgs> = {}, opts?: LookupOptions): pulumi.Output<GetUsersResult> {
+  void opts;
+  return output("getUsers", args);
+}
+
+// ---------------------------------------------------------------- the caller
+
+/** The arguments of {@link getCaller}. */
+export type GetCallerArgs = EntityArgs;
+
+/** Who the caller is (`GET /auth/check`). */
+export interface GetCallerResult {
+  /** The signed-in user (UUID); for an API key, the user it belongs to. */
+  userId: string;
+  /** The user's email. */
+  email: string;
+  /** The user's name. */
+  name: string;
+  /** The user's roles. */
+  roles: string[];
+  /** The user's permissions. */
+  permissions: string[];
+  /** The active entity (UUID): where the provider acts. */
+  entityId: string;
+  /** The active entity's name. */
+  entityName: string;
+}
+
+/**
+ * Who the configured credentials are (`GET /auth/check`): user, roles and permissions, and the entity acted in.
+ *
+ * @example
+ * const me = await getCaller();
+ */
+export function getCaller(args: GetCallerArgs = {}, opts?: LookupOptions): Promise<GetCallerResult> {
+  void opts;
+  return call("getCaller", args);
+}
+
+/** {@link getCaller} with arguments that may be outputs; the result is an output. */
+export function getCallerOutput(
+  args: InputsOf<GetCallerArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetCallerResult> {
+  void opts;
+  return output("getCaller", args);
+}
