@@ -10,15 +10,80 @@ export type ApiKey = import("./apiKey").ApiKey;
 export const ApiKey: typeof import("./apiKey").ApiKey = null as any;
 utilities.lazyLoad(exports, ["ApiKey"], () => require("./apiKey"));
 
+export { GetCallerArgs, GetCallerResult, GetCallerOutputArgs } from "./getCaller";
+export const getCaller: typeof import("./getCaller").getCaller = null as any;
+export const getCallerOutput: typeof import("./getCaller").getCallerOutput = null as any;
+utilities.lazyLoad(exports, ["getCaller","getCallerOutput"], () => require("./getCaller"));
+
 export { GetGpuInventoryArgs, GetGpuInventoryResult, GetGpuInventoryOutputArgs } from "./getGpuInventory";
 export const getGpuInventory: typeof import("./getGpuInventory").getGpuInventory = null as any;
 export const getGpuInventoryOutput: typeof import("./getGpuInventory").getGpuInventoryOutput = null as any;
 utilities.lazyLoad(exports, ["getGpuInventory","getGpuInventoryOutput"], () => require("./getGpuInventory"));
 
+export { GetGpuVirtualMachineArgs, GetGpuVirtualMachineResult, GetGpuVirtualMachineOutputArgs } from "./getGpuVirtualMachine";
+export const getGpuVirtualMachine: typeof import("./getGpuVirtualMachine").getGpuVirtualMachine = null as any;
+export const getGpuVirtualMachineOutput: typeof import("./getGpuVirtualMachine").getGpuVirtualMachineOutput = null as any;
+utilities.lazyLoad(exports, ["getGpuVirtualMachine","getGpuVirtualMachineOutput"], () => require("./getGpuVirtualMachine"));
+
+export { GetGpuVirtualMachinesArgs, GetGpuVirtualMachinesResult, GetGpuVirtualMachinesOutputArgs } from "./getGpuVirtualMachines";
+export const getGpuVirtualMachines: typeof import("./getGpuVirtualMachines").getGpuVirtualMachines = null as any;
+export const getGpuVirtualMachinesOutput: typeof import("./getGpuVirtualMachines").getGpuVirtualMachinesOutput = null as any;
+utilities.lazyLoad(exports, ["getGpuVirtualMachines","getGpuVirtualMachinesOutput"], () => require("./getGpuVirtualMachines"));
+
+export { GetNetworkArgs, GetNetworkResult, GetNetworkOutputArgs } from "./getNetwork";
+export const getNetwork: typeof import("./getNetwork").getNetwork = null as any;
+export const getNetworkOutput: typeof import("./getNetwork").getNetworkOutput = null as any;
+utilities.lazyLoad(exports, ["getNetwork","getNetworkOutput"], () => require("./getNetwork"));
+
+export { GetNetworksArgs, GetNetworksResult, GetNetworksOutputArgs } from "./getNetworks";
+export const getNetworks: typeof import("./getNetworks").getNetworks = null as any;
+export const getNetworksOutput: typeof import("./getNetworks").getNetworksOutput = null as any;
+utilities.lazyLoad(exports, ["getNetworks","getNetworksOutput"], () => require("./getNetworks"));
+
+export { GetResourceGroupArgs, GetResourceGroupResult, GetResourceGroupOutputArgs } from "./getResourceGroup";
+export const getResourceGroup: typeof import("./getResourceGroup").getResourceGroup = null as any;
+export const getResourceGroupOutput: typeof import("./getResourceGroup").getResourceGroupOutput = null as any;
+utilities.lazyLoad(exports, ["getResourceGroup","getResourceGroupOutput"], () => require("./getResourceGroup"));
+
+export { GetResourceGroupsArgs, GetResourceGroupsResult, GetResourceGroupsOutputArgs } from "./getResourceGroups";
+export const getResourceGroups: typeof import("./getResourceGroups").getResourceGroups = null as any;
+export const getResourceGroupsOutput: typeof import("./getResourceGroups").getResourceGroupsOutput = null as any;
+utilities.lazyLoad(exports, ["getResourceGroups","getResourceGroupsOutput"], () => require("./getResourceGroups"));
+
+export { GetUserArgs, GetUserResult, GetUserOutputArgs } from "./getUser";
+export const getUser: typeof import("./getUser").getUser = null as any;
+export const getUserOutput: typeof import("./getUser").getUserOutput = null as any;
+utilities.lazyLoad(exports, ["getUser","getUserOutput"], () => require("./getUser"));
+
+export { GetUsersArgs, GetUsersResult, GetUsersOutputArgs } from "./getUsers";
+export const getUsers: typeof import("./getUsers").getUsers = null as any;
+export const getUsersOutput: typeof import("./getUsers").getUsersOutput = null as any;
+utilities.lazyLoad(exports, ["getUsers","getUsersOutput"], () => require("./getUsers"));
+
+export { GetVirtualMachineArgs, GetVirtualMachineResult, GetVirtualMachineOutputArgs } from "./getVirtualMachine";
+export const getVirtualMachine: typeof import("./getVirtualMachine").getVirtualMachine = null as any;
+export const getVirtualMachineOutput: typeof import("./getVirtualMachine").getVirtualMachineOutput = null as any;
+utilities.lazyLoad(exports, ["getVirtualMachine","getVirtualMachineOutput"], () => require("./getVirtualMachine"));
+
+export { GetVirtualMachinesArgs, GetVirtualMachinesResult, GetVirtualMachinesOutputArgs } from "./getVirtualMachines";
+export const getVirtualMachines: typeof import("./getVirtualMachines").getVirtualMachines = null as any;
+export const getVirtualMachinesOutput: typeof import("./getVirtualMachines").getVirtualMachinesOutput = null as any;
+utilities.lazyLoad(exports, ["getVirtualMachines","getVirtualMachinesOutput"], () => require("./getVirtualMachines"));
+
+export { GetVolumeArgs, GetVolumeResult, GetVolumeOutputArgs } from "./getVolume";
+export const getVolume: typeof import("./getVolume").getVolume = null as any;
+export const getVolumeOutput: typeof import("./getVolume").getVolumeOutput = null as any;
+utilities.lazyLoad(exports, ["getVolume","getVolumeOutput"], () => require("./getVolume"));
+
 export { GetVolumeSizesArgs, GetVolumeSizesResult, GetVolumeSizesOutputArgs } from "./getVolumeSizes";
 export const getVolumeSizes: typeof import("./getVolumeSizes").getVolumeSizes = null as any;
 export const getVolumeSizesOutput: typeof import("./getVolumeSizes").getVolumeSizesOutput = null as any;
 utilities.lazyLoad(exports, ["getVolumeSizes","getVolumeSizesOutput"], () => require("./getVolumeSizes"));
+
+export { GetVolumesArgs, GetVolumesResult, GetVolumesOutputArgs } from "./getVolumes";
+export const getVolumes: typeof import("./getVolumes").getVolumes = null as any;
+export const getVolumesOutput: typeof import("./getVolumes").getVolumesOutput = null as any;
+utilities.lazyLoad(exports, ["getVolumes","getVolumesOutput"], () => require("./getVolumes"));
 
 export { GpuVirtualMachineArgs } from "./gpuVirtualMachine";
 export type GpuVirtualMachine = import("./gpuVirtualMachine").GpuVirtualMachine;

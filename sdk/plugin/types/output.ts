@@ -138,6 +138,414 @@ export interface GetGpuInventoryResultSeriesAvailabilityGpuCounts8 {
 }
 
 /**
+ * The data center: id and name.
+ */
+export interface GetGpuVirtualMachineResultDatacenter {
+    /**
+     * Data center (UUID).
+     */
+    id: string;
+    /**
+     * Data center name, e.g. fra-1.
+     */
+    name: string;
+}
+
+/**
+ * The GPU series: integer id, name and code.
+ */
+export interface GetGpuVirtualMachineResultSeries {
+    /**
+     * Short code of the series, e.g. a100.
+     */
+    code: string;
+    /**
+     * Integer id of the series (the `seriesId` input).
+     */
+    id: number;
+    /**
+     * Name of the series, e.g. NVIDIA A100.
+     */
+    name: string;
+}
+
+/**
+ * Every GPU virtual machine the filters select (every page read), by name then id.
+ */
+export interface GetGpuVirtualMachinesResultGpuVirtualMachines {
+    /**
+     * Creation time (ISO 8601).
+     */
+    createdAt: string;
+    /**
+     * The data center: id and name.
+     */
+    datacenter: outputs.GetGpuVirtualMachinesResultGpuVirtualMachinesDatacenter;
+    /**
+     * Data center (UUID).
+     */
+    datacenterId?: string;
+    /**
+     * Number of GPUs.
+     */
+    gpuCount?: number;
+    /**
+     * The GpuVirtualMachine's id (its Pulumi id).
+     */
+    id: string;
+    /**
+     * Image name reported by the API.
+     */
+    imageName?: string;
+    /**
+     * URL of the GPU VM's JupyterLab, once it has its public IP.
+     */
+    jupyterLabUrl: string;
+    /**
+     * Display name.
+     */
+    name?: string;
+    /**
+     * `running` or `stopped` as the API reports it; undefined in other statuses (Creating, Deleting, Error).
+     */
+    powerState?: string;
+    /**
+     * Public IPv4 address, once provisioned.
+     */
+    publicIp: string;
+    /**
+     * The GPU series: integer id, name and code.
+     */
+    series: outputs.GetGpuVirtualMachinesResultGpuVirtualMachinesSeries;
+    /**
+     * GPU series id.
+     */
+    seriesId?: number;
+    /**
+     * Status reported by the API: Creating, Running, Stopped, Deleting or Error.
+     */
+    status: string;
+    /**
+     * Resource group (integer team id), null when none.
+     */
+    teamId?: number;
+}
+
+/**
+ * The data center: id and name.
+ */
+export interface GetGpuVirtualMachinesResultGpuVirtualMachinesDatacenter {
+    /**
+     * Data center (UUID).
+     */
+    id: string;
+    /**
+     * Data center name, e.g. fra-1.
+     */
+    name: string;
+}
+
+/**
+ * The GPU series: integer id, name and code.
+ */
+export interface GetGpuVirtualMachinesResultGpuVirtualMachinesSeries {
+    /**
+     * Short code of the series, e.g. a100.
+     */
+    code: string;
+    /**
+     * Integer id of the series (the `seriesId` input).
+     */
+    id: number;
+    /**
+     * Name of the series, e.g. NVIDIA A100.
+     */
+    name: string;
+}
+
+/**
+ * Address ranges the API hands out to interfaces on this network.
+ */
+export interface GetNetworkResultAllocationPools {
+    /**
+     * Last address of the range.
+     */
+    end: string;
+    /**
+     * First address of the range.
+     */
+    start: string;
+}
+
+/**
+ * Every network the filters select (every page read), by name then id.
+ */
+export interface GetNetworksResultNetworks {
+    /**
+     * Address ranges the API hands out to interfaces on this network.
+     */
+    allocationPools: outputs.GetNetworksResultNetworksAllocationPools[];
+    /**
+     * IPv4 CIDR block, e.g. 10.0.0.0/24.
+     */
+    cidrBlock?: string;
+    /**
+     * Creation time (ISO 8601).
+     */
+    createdAt: string;
+    /**
+     * Data center (UUID).
+     */
+    datacenterId?: string;
+    /**
+     * Data center name, e.g. fra-1.
+     */
+    datacenterName: string;
+    /**
+     * Gateway of the announced default route, if set.
+     */
+    defaultRoute?: string;
+    /**
+     * Whether a default route is announced.
+     */
+    defaultRouteEnabled?: boolean;
+    /**
+     * Free text, if any.
+     */
+    description?: string;
+    /**
+     * Last address of the DHCP range, if set.
+     */
+    dhcpEndAddress?: string;
+    /**
+     * Whether the DHCP server is on.
+     */
+    dhcpServerEnabled?: boolean;
+    /**
+     * First address of the DHCP range, if set.
+     */
+    dhcpStartAddress?: string;
+    /**
+     * DNS server addresses announced by DHCP (at most 8).
+     */
+    dnsServers?: string[];
+    /**
+     * Gateway address of the network (the first host of the CIDR block).
+     */
+    gateway: string;
+    /**
+     * The Network's id (its Pulumi id).
+     */
+    id: string;
+    /**
+     * Name, unique within the entity.
+     */
+    name?: string;
+    /**
+     * `standard` or `custom`.
+     */
+    networkType?: string;
+    /**
+     * Whether DNS servers are announced by DHCP.
+     */
+    serveDNSServersEnabled?: boolean;
+    /**
+     * Whether source NAT is on (standard networks).
+     */
+    snatEnabled?: boolean;
+    /**
+     * Status reported by the API (Active once created).
+     */
+    status: string;
+    /**
+     * Last change (ISO 8601).
+     */
+    updatedAt: string;
+}
+
+/**
+ * Address ranges the API hands out to interfaces on this network.
+ */
+export interface GetNetworksResultNetworksAllocationPools {
+    /**
+     * Last address of the range.
+     */
+    end: string;
+    /**
+     * First address of the range.
+     */
+    start: string;
+}
+
+/**
+ * Every resource group the filters select (every page read), by name then id.
+ */
+export interface GetResourceGroupsResultResourceGroups {
+    /**
+     * Creation time (ISO 8601).
+     */
+    createdAt: string;
+    /**
+     * The entity (UUID) the group belongs to.
+     */
+    entityId: string;
+    /**
+     * The ResourceGroup's id (its Pulumi id).
+     */
+    id: string;
+    /**
+     * User ids of the members, sorted, when the program manages `members` (else undefined).
+     */
+    members?: any;
+    /**
+     * Name of the group.
+     */
+    name?: string;
+    /**
+     * Id of the parent group, if any.
+     */
+    parentTeamId?: number;
+    /**
+     * The integer group id (the Pulumi `id` is the same number as text).
+     */
+    teamId: number;
+}
+
+/**
+ * Every user the filters select (every page read), by email then id.
+ */
+export interface GetUsersResultUsers {
+    /**
+     * Creation time (ISO 8601).
+     */
+    createdAt: string;
+    /**
+     * Email address (lower-case).
+     */
+    email?: string;
+    /**
+     * The entity (UUID) the user belongs to.
+     */
+    entityId?: string;
+    /**
+     * First name, if any.
+     */
+    firstName?: string;
+    /**
+     * The User's id (its Pulumi id).
+     */
+    id: string;
+    /**
+     * `activated`, `pending` (invitation not accepted yet) or `expired` (invitation older than 7 days).
+     */
+    inviteStatus: string;
+    /**
+     * Last name, if any.
+     */
+    lastName?: string;
+    /**
+     * Display name: "first last", or the email when the user has no name.
+     */
+    name: string;
+    /**
+     * Roles held, sorted, when the program manages `roleNames` (else undefined: see `roles`).
+     */
+    roleNames?: any;
+    /**
+     * Roles held, as the API lists them.
+     */
+    roles: string[];
+    /**
+     * Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined).
+     */
+    teamIds?: any;
+    /**
+     * Always true: two-factor authentication is mandatory.
+     */
+    twoFactorEnabled: boolean;
+    /**
+     * Last change time (ISO 8601).
+     */
+    updatedAt: string;
+}
+
+/**
+ * A network interface as the API reports it.
+ */
+export interface GetVirtualMachineResultNetworkInterfaces {
+    /**
+     * Network (UUID) the interface is connected to.
+     */
+    networkId: string;
+    /**
+     * Whether it is the VM's primary interface.
+     */
+    primary?: boolean;
+}
+
+/**
+ * Every virtual machine the filters select (every page read), by name then id.
+ */
+export interface GetVirtualMachinesResultVirtualMachines {
+    /**
+     * vCPUs.
+     */
+    cpu: number;
+    /**
+     * Creation time (ISO 8601).
+     */
+    createdAt: string;
+    /**
+     * Data center (UUID).
+     */
+    datacenterId: string;
+    /**
+     * Data center name.
+     */
+    datacenterName: string;
+    /**
+     * Disk in GB.
+     */
+    disk: number;
+    /**
+     * VM id (UUID).
+     */
+    id: string;
+    /**
+     * Image name.
+     */
+    imageName: string;
+    /**
+     * Name (not unique).
+     */
+    name: string;
+    /**
+     * Primary private address, or null.
+     */
+    privateIp: string;
+    /**
+     * Primary public address, or null.
+     */
+    publicIp: string;
+    /**
+     * RAM in GB.
+     */
+    ram: number;
+    /**
+     * Status, e.g. `Running`.
+     */
+    status: string;
+    /**
+     * Resource group (integer id), when the API reports it.
+     */
+    teamId?: number;
+    /**
+     * Last change (ISO 8601).
+     */
+    updatedAt: string;
+}
+
+/**
  * The volume types offered there.
  */
 export interface GetVolumeSizesResultVolumeTypes {
@@ -179,6 +587,56 @@ export interface GetVolumeSizesResultVolumeTypesAvailableSizes {
      * Size in GB.
      */
     sizeGb: number;
+}
+
+/**
+ * Every volume the filters select (every page read), by name then id.
+ */
+export interface GetVolumesResultVolumes {
+    /**
+     * Creation time (ISO 8601).
+     */
+    createdAt: string;
+    /**
+     * Data center (UUID).
+     */
+    datacenterId?: string;
+    /**
+     * Data center name, e.g. `fra-1`.
+     */
+    datacenterName: string;
+    /**
+     * True when the API reports the volume in status Error (its creation failed): the next `up` replaces it. The attachment state is on `VolumeAttachment`, so attaching does not read as drift of the volume.
+     */
+    failed: boolean;
+    /**
+     * The Volume's id (its Pulumi id).
+     */
+    id: string;
+    /**
+     * Name of the volume.
+     */
+    name?: string;
+    /**
+     * Size in GB, as the API reports it.
+     */
+    sizeGb?: number;
+    /**
+     * Resource group (teamId), or null.
+     */
+    teamId?: number;
+    /**
+     * Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes).
+     */
+    volumeSizeId?: number;
+    /**
+     * Volume type id.
+     */
+    volumeTypeId?: number;
+    /**
+     * Volume type name, e.g. `ssd`.
+     */
+    volumeTypeName: string;
 }
 
 /**
