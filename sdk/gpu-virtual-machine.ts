@@ -31,6 +31,19 @@ export interface GpuVirtualMachineBaseArgs {
    * answers 501): `running` then fails with an error saying so. Changed in place.
    */
   powerState?: pulumi.Input<"running" | "stopped">;
+  /**
+   * Stop the GPU VM before deleting it (on destroy, and when a replacement deletes the old one): a stop, then reads
+   * until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`), then the delete. One already stopped is
+   * deleted at once; one that does not stop in time is not deleted and the delete fails naming this setting. Default
+   * false. Changed in place without a request.
+   */
+  shutdownBeforeDelete?: pulumi.Input<boolean>;
+  /**
+   * Any text; changing it hard-resets the GPU VM (`POST .../reset`) in place: same GPU VM, same id. The first create
+   * does not reset, nor does an update that starts or stops it; a stopped one is not reset (a warning says so).
+   * Default none.
+   */
+  resetTrigger?: pulumi.Input<string>;
 }
 
 /** The image of a GPU VM given by name (or not at all). */
@@ -79,6 +92,10 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
   declare readonly teamId: pulumi.Output<number | null>;
   /** `running` or `stopped` as the API reports it; undefined in other statuses (Creating, Deleting, Error). */
   declare readonly powerState: pulumi.Output<"running" | "stopped" | undefined>;
+  /** `shutdownBeforeDelete` as given at the last create or update: what a delete follows. */
+  declare readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
+  /** `resetTrigger` as given at the last create or update. */
+  declare readonly resetTrigger: pulumi.Output<string | undefined>;
   /** Image name reported by the API. */
   declare readonly imageName: pulumi.Output<string | undefined>;
   /** Image id, as given in the program (the API does not report it). */

@@ -71,6 +71,20 @@ export interface VirtualMachineArgs {
    * changes nothing; remove it once the VM is taken over (a replacement while it names the VM is refused).
    */
   adoptId?: pulumi.Input<string>;
+  /**
+   * Stop the VM gracefully before deleting it (on destroy, and when a replacement deletes the old VM): a stop, then
+   * reads until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`, progress in the log), then the
+   * delete. A VM already stopped is deleted at once; one that does not stop in time is not deleted and the delete
+   * fails naming this setting. Default false: deleted as it is. Changed in place without a request (the value
+   * recorded at the last create or update is the one a delete follows).
+   */
+  shutdownBeforeDelete?: pulumi.Input<boolean>;
+  /**
+   * Any text; changing it hard-resets the VM (a power-cycle, `POST .../reset`) in place: same VM, same id. The first
+   * create does not reset, and neither does an update that starts or stops the VM; a stopped VM is not reset (a
+   * warning says so). Default none.
+   */
+  resetTrigger?: pulumi.Input<string>;
 }
 
 /**
@@ -125,6 +139,10 @@ export class VirtualMachine extends pulumi.dynamic.Resource {
   declare readonly sshPrivateKey: pulumi.Output<string | undefined>;
   /** `allowReplaceOnShrink` as given at the last create or update (changing it alone changes nothing). */
   declare readonly allowReplaceOnShrink: pulumi.Output<boolean | undefined>;
+  /** `shutdownBeforeDelete` as given at the last create or update: what a delete follows. */
+  declare readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
+  /** `resetTrigger` as given at the last create or update. */
+  declare readonly resetTrigger: pulumi.Output<string | undefined>;
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
   /** Last change (ISO 8601). */

@@ -890,6 +890,11 @@ export function warnAbout(resource: string, message: string): void {
   forwardingLog.warn(message, { resource });
 }
 
+/** A progress line about one resource (e.g. the wait for a VM to stop before it is deleted). */
+export function progressAbout(resource: string, message: string): void {
+  forwardingLog.info(message, { resource });
+}
+
 export interface UniqueCreate<E extends { id: string | number; createdAt: string }> {
   /** What is created, for messages: `network named "app"`. */
   what: string;

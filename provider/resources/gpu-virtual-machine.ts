@@ -18,6 +18,7 @@ import {
   type Props,
   type ResourceKind,
   pollUntil,
+  progressAbout,
   sleep,
   warnAbout,
 } from "./framework";
@@ -40,6 +41,8 @@ export const GpuVirtualMachineInputs = z.strictObject({
   powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).optional(),
   imageName: z.string().trim().min(1, "must not be empty").optional(),
   imageId: positiveInt("an image").optional(),
+  shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
+  resetTrigger: z.string({ error: "must be a string (any text: changing it resets the GPU VM)" }).optional(),
 });
 export type GpuVirtualMachineInputs = z.output<typeof GpuVirtualMachineInputs>;
 
@@ -57,6 +60,9 @@ const inputFields = {
   powerState: { change: "inPlace", reported: "documented" },
   imageName: { change: "replace", reported: "undocumented" },
   imageId: { change: "replace", reported: "never" },
+  // Recorded by an update without a request, so that a delete (which sees the recorded outputs) follows the program.
+  shutdownBeforeDelete: { change: "inPlace", reported: "never" },
+  resetTrigger: { change: "inPlace", reported: "never" },
 } as const satisfies InputFields<GpuVirtualMachineInputs>;
 
 // GPU VM names are not unique: a replacement is created before the old one is deleted.
@@ -322,13 +328,77 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
 }
 
 export async function update(id: string, olds: Props, news: GpuVirtualMachineInputs): Promise<Props> {
-  const gpu = await converge(id, olds, news);
+  const resetting = changedInputs(olds, news, diffSpec).includes("resetTrigger");
+  const wasRunning = resetting && (await getGpu(id)).status === "Running";
+  let gpu = await converge(id, olds, news);
+  if (resetting) gpu = await reset(gpu, wasRunning);
   const sshPrivateKey = (olds.sshPrivateKey as string | undefined) ?? (await sshKeyOf(id));
   return outputsOf(news, gpu, sshPrivateKey);
 }
 
-/** Deletes the GPU VM and waits; while a job of it runs (Creating, Deleting), waits for that first (bounded). */
-export async function remove(id: string): Promise<void> {
+/**
+ * The hard reset a changed `resetTrigger` asks for: a running GPU VM is power-cycled; one started or stopped by this
+ * same update, or stopped, has nothing to reset (a warning says so).
+ */
+async function reset(gpu: GpuVm, wasRunning: boolean): Promise<GpuVm> {
+  if (gpu.status !== "Running" || !wasRunning) {
+    if (gpu.status === "Running" || gpu.status === "Stopped") {
+      warnAbout(
+        `GPU VM "${gpu.name}"`,
+        "resetTrigger changed, but the GPU VM is stopped or was started by this update: not reset",
+      );
+      return gpu;
+    }
+    throw new Error(
+      `resetTrigger changed, but GPU VM "${gpu.name}" (${gpu.id}) is ${gpu.status}: only a Running one can be reset`,
+    );
+  }
+  try {
+    await client().resetGpuVm({ params: { id: gpu.id } });
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 409 || error.status === 501)) {
+      throw new Error(`Cannot reset GPU VM "${gpu.name}" (resetTrigger changed): ${error.apiMessage}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  return getGpu(gpu.id);
+}
+
+/**
+ * `shutdownBeforeDelete`: stops a running GPU VM and waits until the API reports it Stopped (bounded by
+ * cloudinfra:jobTimeoutMs). A GPU VM already stopped, or in a status where it cannot be stopped, is deleted at once.
+ */
+async function shutDown(id: string): Promise<void> {
+  const gpu = await getGpu(id).catch((e: unknown) => (isNotFound(e) ? null : Promise.reject(e)));
+  if (!gpu || gpu.status !== "Running") return;
+  const what = `GPU VM "${gpu.name}"`;
+  progressAbout(what, "shutdownBeforeDelete: stopping the GPU VM before deleting it");
+  try {
+    await client().stopGpuVm({ params: { id } });
+  } catch (error) {
+    if (isNotFound(error)) return;
+    if (!isConflict(error)) throw error;
+  }
+  await pollUntil(
+    () => getGpu(id),
+    (current) => current.status === "Stopped",
+    (current, timeoutMs) =>
+      new Error(
+        `shutdownBeforeDelete: ${what} (${id}) was not Stopped within ${timeoutMs} ms (it is ${current.status}); it ` +
+          "was not deleted. Raise cloudinfra:jobTimeoutMs, or set `shutdownBeforeDelete: false`, then run the command again",
+      ),
+  );
+  progressAbout(what, "shutdownBeforeDelete: the GPU VM is stopped; deleting it");
+}
+
+/**
+ * Deletes the GPU VM and waits; while a job of it runs (Creating, Deleting), waits for that first (bounded). With
+ * `shutdownBeforeDelete` (as recorded in `props`) it is stopped first.
+ */
+export async function remove(id: string, props: Props = {}): Promise<void> {
+  if (props.shutdownBeforeDelete === true) await shutDown(id);
   const api = client();
   const current = settings();
   const deadline = Date.now() + current.jobTimeoutMs;
@@ -379,5 +449,5 @@ export const gpuVirtualMachine: ResourceKind = {
   create: (inputs: Props) => create(inputs as GpuVirtualMachineInputs),
   read: (id: string, props: Props) => read(id, props),
   update: (id: string, olds: Props, news: Props) => update(id, olds, news as GpuVirtualMachineInputs),
-  delete: (id: string) => remove(id),
+  delete: (id: string, props: Props) => remove(id, props),
 };

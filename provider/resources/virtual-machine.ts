@@ -5,6 +5,7 @@ import {
   AMBIGUOUS_CREATE_SKEW_MS,
   awaitJob,
   batchedRead,
+  changedInputs,
   checkInputs,
   client,
   containsUnknown,
@@ -23,6 +24,7 @@ import {
   type Props,
   type ResourceKind,
   pollUntil,
+  progressAbout,
   sleep,
   warnAbout,
 } from "./framework";
@@ -58,6 +60,8 @@ export const VirtualMachineInputs = z.strictObject({
   allowReplaceOnShrink: z.boolean({ error: "must be true or false" }).optional(),
   // Read by create only: the VM to take over instead of creating one (e.g. the VM of a `pulumi up` killed mid-way).
   adoptId: uuidInput("the VM to take over").optional(),
+  shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
+  resetTrigger: z.string({ error: "must be a string (any text: changing it resets the VM)" }).optional(),
 });
 export type VirtualMachineInputs = z.output<typeof VirtualMachineInputs> & {
   /** Set by check, never by the program: the cpu/ram/disk of `configurationId`, when they could be learned. */
@@ -89,6 +93,9 @@ const inputFields = {
   allowReplaceOnShrink: { change: "ignored", reported: "never" },
   adoptId: { change: "ignored", reported: "never" },
   configurationSize: { change: "ignored", reported: "never" },
+  // Recorded by an update without a request, so that a delete (which sees the recorded outputs) follows the program.
+  shutdownBeforeDelete: { change: "inPlace", reported: "never" },
+  resetTrigger: { change: "inPlace", reported: "never" },
 } as const satisfies InputFields<VirtualMachineInputs>;
 
 // A VM whose creation failed (status Error) can only be replaced.
@@ -721,17 +728,106 @@ export async function update(id: string, olds: Props, news: VirtualMachineInputs
     await client().updateVm({ params: { id }, body });
     detail = await getVm(id);
   }
+  const wasRunning = detail.status === "Running";
   if (news.powerState) {
     await setPower(detail, news.powerState);
+    detail = await getVm(id);
+  }
+  if (changedInputs(olds, news, diffSpec).includes("resetTrigger")) {
+    await reset(detail, wasRunning);
     detail = await getVm(id);
   }
   return outputsOf(news, await observe(detail), key ?? (await privateKeyOf(id)));
 }
 
+/**
+ * The hard reset a changed `resetTrigger` asks for: a running VM is power-cycled; a VM started or stopped by this
+ * same update, or stopped, has nothing to reset (a warning says so).
+ */
+async function reset(detail: VmDetail, wasRunning: boolean): Promise<void> {
+  const { id, name } = detail.virtualMachine;
+  if (detail.status !== "Running" || !wasRunning) {
+    if (detail.status === "Running" || detail.status === "Stopped") {
+      warnAbout(
+        `VM "${name}"`,
+        `resetTrigger changed, but the VM was ${wasRunning ? "stopped" : "started"} by this update (or is stopped): not reset`,
+      );
+      return;
+    }
+    throw new Error(
+      `resetTrigger changed, but VM "${name}" (${id}) is ${detail.status}: only a Running VM can be reset` +
+        (detail.status === "Rescued" ? "; end its rescue mode first" : ""),
+    );
+  }
+  try {
+    await client().resetVm({ params: { id } });
+  } catch (error) {
+    if (isConflict(error)) {
+      throw new Error(`Cannot reset VM "${name}" (resetTrigger changed): ${(error as ApiError).apiMessage}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * `shutdownBeforeDelete`: stops a running VM and waits until the API reports it Stopped (bounded by
+ * cloudinfra:jobTimeoutMs), so that the delete finds it shut down. A VM already stopped, or in a status where it
+ * cannot be stopped (Error), is deleted at once; a VM gone is left to the delete.
+ */
+async function shutDown(id: string): Promise<void> {
+  let detail: VmDetail;
+  try {
+    detail = await settledVm(id);
+  } catch (error) {
+    if (isNotFound(error)) return;
+    throw error;
+  }
+  const what = `VM "${detail.virtualMachine.name}"`;
+  if (detail.status !== "Running") {
+    if (detail.status !== "Stopped") {
+      warnAbout(
+        what,
+        `shutdownBeforeDelete: the VM is ${detail.status}, which cannot be stopped: deleting it as it is`,
+      );
+    }
+    return;
+  }
+  progressAbout(what, "shutdownBeforeDelete: stopping the VM before deleting it");
+  try {
+    await client().stopVm({ params: { id } });
+  } catch (error) {
+    if (isNotFound(error)) return;
+    if (!isConflict(error)) throw error; // stopped meanwhile: the wait below sees it
+  }
+  let polls = 0;
+  await pollUntil(
+    async () => {
+      const current = await getVm(id);
+      if (++polls % 5 === 0)
+        progressAbout(what, `shutdownBeforeDelete: waiting for the VM to stop (${current.status})`);
+      return current;
+    },
+    (current) => current.status === "Stopped",
+    (current, timeoutMs) =>
+      new Error(
+        `shutdownBeforeDelete: ${what} (${id}) was not Stopped within ${timeoutMs} ms (it is ${current.status}); it ` +
+          "was not deleted. Raise cloudinfra:jobTimeoutMs if it shuts down slowly, or set `shutdownBeforeDelete: " +
+          "false` to delete it without a shutdown, then run the command again",
+      ),
+  );
+  progressAbout(what, "shutdownBeforeDelete: the VM is stopped; deleting it");
+}
+
 // ---------------------------------------------------------------- delete
 
-/** Deletes the VM and waits for its job; while another job works on it, waits (bounded) and tries again. */
-export async function remove(id: string): Promise<void> {
+/**
+ * Deletes the VM and waits for its job; while another job works on it, waits (bounded) and tries again. With
+ * `shutdownBeforeDelete` (as recorded in `props`) the VM is stopped first.
+ */
+export async function remove(id: string, props: Props = {}): Promise<void> {
+  if (props.shutdownBeforeDelete === true) await shutDown(id);
   const current = settings();
   const deadline = Date.now() + current.jobTimeoutMs;
   for (;;) {
@@ -783,5 +879,5 @@ export const virtualMachine: ResourceKind = {
   create: (inputs: Props) => create(inputs as VirtualMachineInputs),
   read: (id: string, props: Props) => read(id, props),
   update: (id: string, olds: Props, news: Props) => update(id, olds, news as VirtualMachineInputs),
-  delete: (id: string) => remove(id),
+  delete: (id: string, props: Props) => remove(id, props),
 };
