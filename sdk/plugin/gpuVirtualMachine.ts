@@ -77,6 +77,10 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly publicIp: pulumi.Output<string | undefined>;
     /**
+     * `resetTrigger` as given at the last create or update.
+     */
+    declare public readonly resetTrigger: pulumi.Output<string | undefined>;
+    /**
      * The GPU series: integer id, name and code.
      */
     declare public /*out*/ readonly series: pulumi.Output<outputs.GpuVirtualMachineSeries | undefined>;
@@ -84,6 +88,10 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
      * GPU series id.
      */
     declare public readonly seriesId: pulumi.Output<number | undefined>;
+    /**
+     * `shutdownBeforeDelete` as given at the last create or update: what a delete follows.
+     */
+    declare public readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
     /**
      * Private SSH key generated at creation (secret).
      */
@@ -126,7 +134,9 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
             resourceInputs["imageName"] = args?.imageName;
             resourceInputs["name"] = args?.name;
             resourceInputs["powerState"] = args?.powerState;
+            resourceInputs["resetTrigger"] = args?.resetTrigger;
             resourceInputs["seriesId"] = args?.seriesId;
+            resourceInputs["shutdownBeforeDelete"] = args?.shutdownBeforeDelete;
             resourceInputs["teamId"] = args?.teamId;
             resourceInputs["createdAt"] = undefined /*out*/;
             resourceInputs["datacenter"] = undefined /*out*/;
@@ -146,8 +156,10 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
             resourceInputs["name"] = undefined /*out*/;
             resourceInputs["powerState"] = undefined /*out*/;
             resourceInputs["publicIp"] = undefined /*out*/;
+            resourceInputs["resetTrigger"] = undefined /*out*/;
             resourceInputs["series"] = undefined /*out*/;
             resourceInputs["seriesId"] = undefined /*out*/;
+            resourceInputs["shutdownBeforeDelete"] = undefined /*out*/;
             resourceInputs["sshPrivateKey"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["teamId"] = undefined /*out*/;
@@ -188,9 +200,17 @@ export interface GpuVirtualMachineArgs {
      */
     powerState?: pulumi.Input<string | undefined>;
     /**
+     * Any text; changing it hard-resets the GPU VM (`POST .../reset`) in place: same GPU VM, same id. The first create does not reset, nor does an update that starts or stops it; a stopped one is not reset (a warning says so). Default none.
+     */
+    resetTrigger?: pulumi.Input<string | undefined>;
+    /**
      * GPU series id (an inventory entry's `seriesId`). Changing it replaces the GPU VM.
      */
     seriesId: pulumi.Input<number>;
+    /**
+     * Stop the GPU VM before deleting it (on destroy, and when a replacement deletes the old one): a stop, then reads until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`), then the delete. One already stopped is deleted at once; one that does not stop in time is not deleted and the delete fails naming this setting. Default false. Changed in place without a request.
+     */
+    shutdownBeforeDelete?: pulumi.Input<boolean | undefined>;
     /**
      * Resource group: the integer team id, or a ResourceGroup's `id` (the same number as a string). Default: none. Changed in place; removing it takes the GPU VM out of its group.
      */

@@ -121,6 +121,14 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly ram: pulumi.Output<number | undefined>;
     /**
+     * `resetTrigger` as given at the last create or update.
+     */
+    declare public readonly resetTrigger: pulumi.Output<string | undefined>;
+    /**
+     * `shutdownBeforeDelete` as given at the last create or update: what a delete follows.
+     */
+    declare public readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
+    /**
      * SSH key ids installed at creation.
      */
     declare public readonly sshKeyIds: pulumi.Output<string[] | undefined>;
@@ -173,6 +181,8 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["name"] = args?.name;
             resourceInputs["networkInterfaces"] = args?.networkInterfaces;
             resourceInputs["powerState"] = args?.powerState;
+            resourceInputs["resetTrigger"] = args?.resetTrigger;
+            resourceInputs["shutdownBeforeDelete"] = args?.shutdownBeforeDelete;
             resourceInputs["sshKeyIds"] = args?.sshKeyIds;
             resourceInputs["teamId"] = args?.teamId;
             resourceInputs["configurationCategoryCode"] = undefined /*out*/;
@@ -212,6 +222,8 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["privateIp"] = undefined /*out*/;
             resourceInputs["publicIp"] = undefined /*out*/;
             resourceInputs["ram"] = undefined /*out*/;
+            resourceInputs["resetTrigger"] = undefined /*out*/;
+            resourceInputs["shutdownBeforeDelete"] = undefined /*out*/;
             resourceInputs["sshKeyIds"] = undefined /*out*/;
             resourceInputs["sshPrivateKey"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
@@ -265,6 +277,14 @@ export interface VirtualMachineArgs {
      * `running` or `stopped`. Default `running`: a VM stopped behind the stack's back is started again by the next `pulumi up`. Changed in place (start/stop).
      */
     powerState?: pulumi.Input<string | undefined>;
+    /**
+     * Any text; changing it hard-resets the VM (a power-cycle, `POST .../reset`) in place: same VM, same id. The first create does not reset, and neither does an update that starts or stops the VM; a stopped VM is not reset (a warning says so). Default none.
+     */
+    resetTrigger?: pulumi.Input<string | undefined>;
+    /**
+     * Stop the VM gracefully before deleting it (on destroy, and when a replacement deletes the old VM): a stop, then reads until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`, progress in the log), then the delete. A VM already stopped is deleted at once; one that does not stop in time is not deleted and the delete fails naming this setting. Default false: deleted as it is. Changed in place without a request (the value recorded at the last create or update is the one a delete follows).
+     */
+    shutdownBeforeDelete?: pulumi.Input<boolean | undefined>;
     /**
      * SSH key ids installed at creation. Default none. Changing it replaces the VM.
      */
