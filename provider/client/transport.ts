@@ -131,12 +131,16 @@ const closedCodes: ReadonlySet<string> = new Set(["UND_ERR_CLOSED", "UND_ERR_DES
 type RetryKind = "always" | "ifIdempotent" | "never";
 const retryKinds = new WeakMap<ApiError, RetryKind>();
 
-/** May this route be sent again after an ambiguous failure (5xx, connection lost after sending)? */
+/**
+ * May this route be sent again after an ambiguous failure (5xx, connection lost after sending)? A PUT that starts a
+ * job (attach, detach, resize) may not: sent again while its job runs, it is refused, and the caller must look at the
+ * resource to learn whether the first one took effect.
+ */
 export function isIdempotent(route: RouteName): boolean {
-  const method = routes[route].method;
+  const { method, status } = routes[route];
   return (
     method === "GET" ||
-    method === "PUT" ||
+    (method === "PUT" && status !== 202) ||
     method === "DELETE" ||
     readOnlyPosts.has(route) ||
     idempotentPatches.has(route)

@@ -62,6 +62,15 @@ export const VirtualMachineInputs = z.strictObject({
   adoptId: uuidInput("the VM to take over").optional(),
   shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
   resetTrigger: z.string({ error: "must be a string (any text: changing it resets the VM)" }).optional(),
+  rescue: z
+    .strictObject(
+      {
+        sourceType: z.enum(["catalog", "custom"], { error: 'must be "catalog" or "custom"' }),
+        sourceImageId: uuidInput("a rescue image (catalog) or a custom image"),
+      },
+      { error: "must be an object {sourceType, sourceImageId}" },
+    )
+    .optional(),
 });
 export type VirtualMachineInputs = z.output<typeof VirtualMachineInputs> & {
   /** Set by check, never by the program: the cpu/ram/disk of `configurationId`, when they could be learned. */
@@ -96,6 +105,8 @@ const inputFields = {
   // Recorded by an update without a request, so that a delete (which sees the recorded outputs) follows the program.
   shutdownBeforeDelete: { change: "inPlace", reported: "never" },
   resetTrigger: { change: "inPlace", reported: "never" },
+  // GET .../rescue reports the rescue image; removing `rescue` from the program ends the rescue.
+  rescue: { change: "inPlace", reported: "documented", clearable: true },
 } as const satisfies InputFields<VirtualMachineInputs>;
 
 // A VM whose creation failed (status Error) can only be replaced.
@@ -662,6 +673,17 @@ async function resize(detail: VmDetail, news: VirtualMachineInputs): Promise<voi
   try {
     jobId = (await client().resizeVm({ params: { id: vm.id }, body: { configurationId: target } })).jobId;
   } catch (error) {
+    if (error instanceof ApiError && error.mayHaveSucceeded) {
+      // The answer was lost: the configuration the VM shows once its job ended says whether the resize took effect.
+      const after = await settledVm(vm.id);
+      if (after.virtualMachine.configurationId === target) return;
+      throw new Error(
+        `Resizing VM "${vm.name}" to configuration ${target} got no answer (${error.apiMessage}), and the VM still ` +
+          `has configuration ${after.virtualMachine.configurationId}: nothing was resized; the next \`pulumi up\` ` +
+          "resizes it",
+        { cause: error },
+      );
+    }
     if (error instanceof ApiError && error.status === 400) {
       throw new Error(
         `configurationId: the API refused to resize VM "${vm.name}" from configuration ${vm.configurationId} ` +
@@ -679,7 +701,8 @@ async function resize(detail: VmDetail, news: VirtualMachineInputs): Promise<voi
 async function setPower(detail: VmDetail, wanted: "running" | "stopped"): Promise<void> {
   const id = detail.virtualMachine.id;
   const from = wanted === "running" ? "Stopped" : "Running";
-  if (powerStateOf(detail.status) === wanted) return;
+  // A rescued VM runs its rescue image: running, as far as powerState goes.
+  if (powerStateOf(detail.status) === wanted || (wanted === "running" && detail.status === "Rescued")) return;
   if (detail.status !== from) {
     throw new Error(
       `Cannot make VM "${detail.virtualMachine.name}" (${id}) ${wanted}: it is ${detail.status}, and only a ` +
@@ -851,6 +874,92 @@ export async function remove(id: string, props: Props = {}): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- rescue
+
+type Rescue = NonNullable<VirtualMachineInputs["rescue"]>;
+type RescueStatus = Awaited<ReturnType<ReturnType<typeof client>["getRescue"]>>;
+
+/** Where the rescue stands: read only when the VM's status says it is (or is getting) rescued. */
+async function rescueOf(id: string, status: unknown): Promise<RescueStatus> {
+  if (status !== "Rescued" && status !== "Rescuing" && status !== "Unrescuing") return { rescued: false, image: null };
+  return client().getRescue({ params: { id } });
+}
+
+/**
+ * The outputs with the rescue as the API reports it: `rescued`, `rescueImage`, and `rescue` (the image as the input
+ * names it; the API does not say whether it came from the catalog: the program's `sourceType` is kept, else catalog).
+ * A rescued VM counts as running.
+ */
+async function withRescue(id: string, given: Props, outs: Props): Promise<Props> {
+  const status = await rescueOf(id, outs.status);
+  const declared = given.rescue as Rescue | undefined;
+  return {
+    ...outs,
+    powerState: outs.status === "Rescued" ? "running" : outs.powerState,
+    rescued: status.rescued,
+    rescueImage: status.image,
+    rescue: status.image
+      ? { sourceType: declared?.sourceType ?? "catalog", sourceImageId: status.image.id }
+      : undefined,
+  };
+}
+
+/** Enters, leaves or changes the rescue to match `wanted` (a changed image: leave, then enter), each job awaited. */
+async function convergeRescue(id: string, wanted: Rescue | undefined): Promise<void> {
+  const detail = await settledVm(id);
+  const name = `VM "${detail.virtualMachine.name}"`;
+  const current = await rescueOf(id, detail.status);
+  const same = current.rescued && wanted !== undefined && current.image?.id === wanted.sourceImageId;
+  if (same || (!current.rescued && wanted === undefined)) return;
+  const refused = (what: string) => (error: unknown) => {
+    if (error instanceof ApiError && error.status < 500) {
+      throw new Error(`rescue: ${what} ${name} (${id}) was refused: ${error.apiMessage}`, { cause: error });
+    }
+    throw error;
+  };
+  if (current.rescued) {
+    const { jobId } = await client().unrescueVm({ params: { id } }).catch(refused("ending the rescue of"));
+    await awaitJob(jobId, `Ending the rescue of ${name}`);
+  }
+  if (wanted !== undefined) {
+    const { jobId } = await client()
+      .rescueVm({ params: { id }, body: wanted })
+      .catch(refused(`rescuing (image ${wanted.sourceImageId})`));
+    await awaitJob(jobId, `Rescuing ${name} with image ${wanted.sourceImageId}`);
+  }
+}
+
+/** `rescue` with `powerState: "stopped"`: a rescued VM runs its rescue image, so it cannot be stopped. */
+function rescueChecks(news: Props, result: CheckResult<Props>): CheckResult<Props> {
+  if (news.rescue !== undefined && news.rescue !== null && news.powerState === "stopped") {
+    result.failures.push({
+      property: "rescue",
+      reason:
+        'cannot go with powerState "stopped": a VM in rescue mode runs its rescue image. Remove powerState (or set ' +
+        '"running") while the VM is rescued, or remove rescue to stop it',
+    });
+  }
+  return result;
+}
+
+/** Creates the VM, then enters the rescue asked for; the VM is recorded even when the rescue fails. */
+async function createWithRescue(inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+  const created = await create(inputs);
+  if (inputs.rescue === undefined) return { ...created, outs: await withRescue(created.id, inputs, created.outs) };
+  try {
+    await convergeRescue(created.id, inputs.rescue);
+    const found = await read(created.id, created.outs);
+    return { ...created, outs: await withRescue(created.id, inputs, found?.props ?? created.outs) };
+  } catch (error) {
+    throw new ResourceInitError(
+      `VM "${inputs.name}" (${created.id}) was created but did not enter rescue mode: ${(error as Error).message}; ` +
+        "the next `pulumi up` tries again",
+      created.id,
+      { ...created.outs, rescued: false, rescueImage: null, rescue: undefined },
+    );
+  }
+}
+
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const VirtualMachineOutputs = z.object({
   datacenterName: z.string(),
@@ -868,16 +977,25 @@ export const VirtualMachineOutputs = z.object({
   sshPrivateKey: z.string().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
+  rescued: z.boolean(),
+  rescueImage: z.object({ id: z.string(), name: z.string(), osFamily: z.string() }).nullable(),
 });
 
 export const virtualMachine: ResourceKind = {
   name: "VirtualMachine",
   inputs: { schema: VirtualMachineInputs, fields: inputFields },
   outputs: VirtualMachineOutputs,
-  check: (olds: Props, news: Props) => check(olds, news),
+  check: async (olds: Props, news: Props) => rescueChecks(news, await check(olds, news)),
   diff: (id: string, olds: Props, news: Props) => diff(id, olds, news),
-  create: (inputs: Props) => create(inputs as VirtualMachineInputs),
-  read: (id: string, props: Props) => read(id, props),
-  update: (id: string, olds: Props, news: Props) => update(id, olds, news as VirtualMachineInputs),
+  create: (inputs: Props) => createWithRescue(inputs as VirtualMachineInputs),
+  read: async (id: string, props: Props) => {
+    const found = await read(id, props);
+    return found && { ...found, props: await withRescue(id, props, found.props) };
+  },
+  // The rescue first: a VM leaving it comes back Running, and a power change then applies to it.
+  update: async (id: string, olds: Props, news: Props) => {
+    await convergeRescue(id, (news as VirtualMachineInputs).rescue);
+    return withRescue(id, news, await update(id, olds, news as VirtualMachineInputs));
+  },
   delete: (id: string, props: Props) => remove(id, props),
 };

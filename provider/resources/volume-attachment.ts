@@ -96,10 +96,18 @@ async function attach(inputs: VolumeAttachmentInputs): Promise<Props> {
     ({ jobId } = await client().attachVolume({ params: { id: volumeId }, body: { virtualMachineId } }));
   } catch (error) {
     // The API's 400 names both data centers when they differ; the 409s say which limit or status is in the way.
-    if (error instanceof ApiError && error.status < 500) {
+    if (error instanceof ApiError && error.status < 500 && !error.mayHaveSucceeded) {
       throw new Error(`${what} failed: ${error.apiMessage}`, { cause: error });
     }
-    throw error;
+    if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+    // The answer was lost: what the volume shows once its job ended says whether the attach took effect.
+    const after = await settledVolume(volumeId, what);
+    if (heldBy(after, virtualMachineId)) return outputsOf(after, virtualMachineId);
+    throw new Error(
+      `${what} got no answer (${error.apiMessage}), and the volume is not attached to it: nothing was attached; ` +
+        "the next `pulumi up` attaches it",
+      { cause: error },
+    );
   }
   await awaitJob(jobId, `Attaching volume "${volume.name}" to virtual machine ${virtualMachineId}`);
   return outputsOf(await client().getVolume({ params: { id: volumeId } }), virtualMachineId);
@@ -145,8 +153,8 @@ export async function remove(id: string): Promise<void> {
         return;
       } catch (error) {
         if (isNotFound(error)) return;
-        // Another job started on the volume meanwhile: look again.
-        if (!isConflict(error)) throw error;
+        // Another job started on the volume meanwhile, or the answer was lost: look again.
+        if (!isConflict(error) && !(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
       }
     } else if (Date.now() > deadline) {
       throw new Error(

@@ -306,13 +306,28 @@ export async function update(id: string, _olds: Props, news: VolumeInputs): Prom
       return client().resizeVolume({ params: { id }, body: { newSizeGb: news.sizeGb, newVolumeSizeId } });
     };
     const first = await sizeId();
-    const job = await resize(first).catch(async (error: unknown) => {
-      if (!refusedSize(error)) throw error;
-      forgetSizes(volume.datacenter.id);
-      const again = await sizeId();
-      if (again === first) throw error;
-      return resize(again);
-    });
+    let job: { jobId: string };
+    try {
+      job = await resize(first).catch(async (error: unknown) => {
+        if (!refusedSize(error)) throw error;
+        forgetSizes(volume.datacenter.id);
+        const again = await sizeId();
+        if (again === first) throw error;
+        return resize(again);
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+      // The answer was lost: the size the volume shows once its job ended says whether the resize took effect.
+      volume = await settledVolume(id, what);
+      if (volume.sizeGb !== news.sizeGb) {
+        throw new Error(
+          `${what} got no answer (${error.apiMessage}), and the volume is still ${volume.sizeGb} GB: nothing was ` +
+            "resized; the next `pulumi up` resizes it",
+          { cause: error },
+        );
+      }
+      return outputsOf(news, volume);
+    }
     await awaitJob(job.jobId, what);
     volume = await getVolume(id);
   }

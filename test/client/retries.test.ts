@@ -51,21 +51,42 @@ describe("retries", () => {
     expect(logged.slice(-3)).toEqual([500, 503, 200]);
   });
 
-  it("retries PUT and DELETE after a 503", async () => {
+  it("retries DELETE and a PUT that starts no job after a 503", async () => {
     const client = h.client();
     const created = await client.createVolume({ body: volumeBody() });
     await client.jobs.wait(created.jobId);
+    const network = await client.createNetwork({
+      body: {
+        name: `retry-net-${created.id.slice(0, 8)}`,
+        datacenterId: volumeBody().datacenterId,
+        networkType: "standard",
+      },
+    });
+    await client.jobs.wait(network.jobId);
     await injectFaults(
-      { route: "resizeVolume", status: 503, count: 1 },
+      { route: "updateNetwork", status: 503, count: 1 },
       { route: "deleteVolume", status: 503, count: 1 },
     );
     const since = h.exchanges.length;
-    await client.jobs.wait((await client.resizeVolume({ params: { id: created.id }, body: { newSizeGb: 20 } })).jobId);
-    expect(state().volumes[created.id].sizeGb).toBe(20);
+    await client.updateNetwork({ params: { id: network.id }, body: { description: "retried" } });
+    expect(state().networks[network.id].description).toBe("retried");
     await client.jobs.wait((await client.deleteVolume({ params: { id: created.id } })).jobId);
     expect(state().volumes[created.id]).toBeUndefined();
-    expect(statusesOf("resizeVolume", since)).toEqual([503, 202]);
+    expect(statusesOf("updateNetwork", since)).toEqual([503, 200]);
     expect(statusesOf("deleteVolume", since)).toEqual([503, 202]);
+  });
+
+  it("does not repeat a PUT that starts a job (resize, attach, detach): its answer may be lost after the job started", async () => {
+    const client = h.client();
+    const created = await client.createVolume({ body: volumeBody() });
+    await client.jobs.wait(created.jobId);
+    await injectFaults({ route: "resizeVolume", status: 503, count: 1 });
+    const since = h.exchanges.length;
+    const error = await client
+      .resizeVolume({ params: { id: created.id }, body: { newSizeGb: 20 } })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 503, mayHaveSucceeded: true });
+    expect(statusesOf("resizeVolume", since)).toEqual([503]);
   });
 
   it("gives up after the configured retries with the last error", async () => {
