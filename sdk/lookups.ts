@@ -51,10 +51,15 @@ async function call<T>(name: string, args: object): Promise<T> {
       const property = issue.path.join(".");
       return property ? `\`${property}\` ${issue.message}` : issue.message;
     });
-    throw new Error(`${name}: ${reasons.join("; ")}`);
+    throw new pulumi.RunError(`${name}: ${reasons.join("; ")}`);
   }
   configureFromProgram();
-  return (await fn.call(parsed.data as never)) as T;
+  try {
+    return (await fn.call(parsed.data as never)) as T;
+  } catch (error) {
+    // A message for the user, printed without a stack (the runtime prints one for any other error).
+    throw new pulumi.RunError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function output<A extends object, T>(name: string, args: InputsOf<A>): pulumi.Output<T> {
