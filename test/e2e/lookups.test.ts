@@ -108,6 +108,36 @@ describeCli("lookups through the real CLI", () => {
     expect(await writes(mark)).toEqual([]);
   });
 
+  it("getVolumes over 230 volumes made through the API: exactly what the API holds, in 3 list requests", async () => {
+    const dc = world.datacenters[1]!;
+    const type = (await world.api.volumeSizes({ params: { id: dc.id } })).volumeTypes[0]!;
+    const size = type.availableSizes[0]!;
+    for (let i = 0; i < 230; i++) {
+      await world.api.createVolume({
+        body: {
+          name: `lk-vol-${String(i).padStart(3, "0")}`,
+          datacenterId: dc.id,
+          volumeTypeId: type.id,
+          volumeSizeId: size.id,
+          sizeGb: size.sizeGb,
+        },
+      });
+    }
+    const held: string[] = [];
+    for await (const v of world.api.listAll("listVolumes", { "filter[datacenterId]": dc.id })) held.push(v.id);
+    expect(held).toHaveLength(230);
+    const stack = await world.stack("quickstart", async () => {
+      const found = plugin.getVolumesOutput({ datacenterId: dc.id });
+      return { ids: found.volumes.apply((vs) => vs.map((v) => v.id)), count: found.count };
+    });
+    const mark = world.mark();
+    const up = await stack.up({ color: "never" });
+    expect(up.outputs.count!.value).toBe(230);
+    expect([...(up.outputs.ids!.value as string[])].sort()).toEqual([...held].sort());
+    const lists = (await world.requests(mark)).filter((r) => r.route === "listVolumes");
+    expect(lists).toHaveLength(3);
+  });
+
   it.concurrent.each([
     ["an API key", "apiKey"],
     ["email, password and TOTP", "signIn"],
