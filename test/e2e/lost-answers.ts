@@ -12,24 +12,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CommandError, type Stack } from "@pulumi/pulumi/automation";
 import { expect } from "vitest";
-import { routes } from "../../provider/api";
-import * as sdk from "../../sdk";
 import type { CliWorld } from "./helpers";
-import { resource } from "../plugin/launcher";
+import { everyKindFixtures, mutatingRoutes, recordsInApi, register, type Family, type Listed } from "./every-kind";
 
-export type Family = "dynamic" | "plugin";
-
-/** The program's resources whose records the API lists (the attachment is a volume's state). */
-type Listed = "net" | "vm" | "gpu" | "vol" | "group" | "user" | "key";
-
-/**
- * The routes that change something, except signing in and two-factor set-up (how the ApiKey's session is made, not a
- * resource): every create, update, delete, attach, detach, resize, start, stop, rotate.
- */
-export const mutatingRoutes = Object.entries(routes)
-  .filter(([name, route]) => route.method !== "GET" && name !== "queryJobs")
-  .filter(([, route]) => !route.path.startsWith("/auth/") || route.path.startsWith("/auth/api-keys"))
-  .map(([name]) => name);
+export { mutatingRoutes, type Family } from "./every-kind";
 
 /**
  * The first call of every mutating route takes effect and loses its answer (503 and a closed connection in turn);
@@ -58,26 +44,9 @@ export interface PassReport {
 
 export async function lostAnswersWorld(world: CliWorld, family: Family) {
   const api = world.api;
-  const [fra] = world.datacenters;
-  const [small, medium] = world.emulator.bootstrap.fixtures.configurations;
-  const a100 = world.emulator.bootstrap.fixtures.gpuSeries.find((s) => s.code === "a100")!;
-  const gpuOffer = (await api.gpuInventory({ query: {} }))
-    .filter((s) => s.seriesId === a100.id)
-    .flatMap((s) =>
-      s.availability
-        .filter((a) => a.gpuCounts[1].available)
-        .map((a) => ({ seriesId: s.seriesId, datacenterId: a.datacenterId })),
-    )[0]!;
-  const ssd = (await api.volumeSizes({ params: { id: fra!.id } })).volumeTypes[0]!;
-
-  /** Registers a resource with the family's SDK: the dynamic classes, or the plugin's tokens. */
-  const make = (kind: keyof typeof sdk & string, name: string, props: Record<string, unknown>) =>
-    family === "dynamic"
-      ? (new (sdk[kind] as unknown as new (n: string, a: unknown) => pulumi.CustomResource)(
-          name,
-          props,
-        ) as pulumi.CustomResource)
-      : resource(kind, name, props);
+  const { datacenterId, configurations, gpuOffer, volumeTypeId } = await everyKindFixtures(world.emulator, api);
+  const [small, medium] = configurations;
+  const make = register(family);
 
   async function program() {
     const config = new pulumi.Config("app");
@@ -85,13 +54,13 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
     const changed = config.get("phase") === "changed";
     const net = make("Network", "net", {
       name: `${p}-net`,
-      datacenterId: fra!.id,
+      datacenterId,
       networkType: "standard",
       description: changed ? "changed" : "created",
     });
     const vm = make("VirtualMachine", "vm", {
       name: changed ? `${p}-vm-2` : `${p}-vm`,
-      datacenterId: fra!.id,
+      datacenterId,
       imageId: 1,
       configurationId: (changed ? medium : small)!.id,
     });
@@ -103,8 +72,8 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
     });
     const vol = make("Volume", "vol", {
       name: `${p}-vol`,
-      datacenterId: fra!.id,
-      volumeTypeId: ssd.id,
+      datacenterId,
+      volumeTypeId,
       sizeGb: changed ? 20 : 10,
     });
     const att = make("VolumeAttachment", "att", { volumeId: vol.id, virtualMachineId: vm.id });
@@ -125,18 +94,11 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
 
   /** The records of every kind whose name (or email) starts with `prefix`, as `id` lists. */
   async function inApi(prefix: string): Promise<Record<Listed, string[]>> {
-    const query = { search: prefix, limit: 100 };
-    const ids = <T extends { id: string | number }>(items: T[], name: (item: T) => string) =>
-      items.filter((item) => name(item).toLowerCase().startsWith(prefix)).map((item) => String(item.id));
-    return {
-      net: ids((await api.listNetworks({ query })).data, (n) => n.name),
-      vm: ids((await api.listVms({ query })).data, (v) => v.name),
-      gpu: ids((await api.listGpuVms({ query })).data, (g) => g.name),
-      vol: ids((await api.listVolumes({ query })).data, (v) => v.name),
-      group: ids((await api.listTeams({ query })).data, (t) => t.name),
-      user: ids((await api.listUsers({ query })).data, (u) => u.email),
-      key: ids((await api.listApiKeys({ query })).data, (k) => k.name),
-    };
+    const records = await recordsInApi(api, prefix);
+    return Object.fromEntries(Object.entries(records).map(([kind, list]) => [kind, list.map((r) => r.id)])) as Record<
+      Listed,
+      string[]
+    >;
   }
 
   /** Replaces the emulator's fault rules; returns the routes of the previous ones that fired. */

@@ -1,0 +1,342 @@
+/**
+ * The converge run (`npm run converge`): a stack of 31 resources of every kind, through the real CLI against the
+ * emulator, with either SDK, under request faults (500, 503, 429, latency: about 10 % of requests), failed jobs (8 % of
+ * every job kind) and lost answers (mutating requests carried out, then answered 503 or left without an answer: 6 %).
+ * `up` is run under those faults until one ends without error and a `preview --expect-no-changes` (faults off) passes,
+ * at most `--max-ups` times. Then, faults off: leaks (API records the state does not hold), duplicates (two records of
+ * one name), lost (state entries whose record is gone), and `destroy` must leave nothing. Figures, not assertions.
+ *
+ * Options: --seeds 1-8 (or 1,3,5), --sdks dynamic,plugin, --modes continue,default (continue: `up --continue-on-error`),
+ * --max-ups 8, --json FILE (every run's record). A failure is counted as "from a fault" when its message is one the
+ * emulator injects (`Injected ...`) or a lost connection; a resource that fails again with another message after a
+ * failure is "failed twice from a fault that is gone".
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { EngineEvent, Stack } from "@pulumi/pulumi/automation";
+import { startEmulator } from "../../emulator/server";
+import { CloudClient } from "../../provider/client";
+import { cliStack, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
+import { useLauncher } from "../plugin/launcher";
+import {
+  everyKindFixtures,
+  listedKind,
+  mutatingRoutes,
+  recordsInApi,
+  register,
+  type EveryKindFixtures,
+  type Family,
+  type Listed,
+} from "../e2e/every-kind";
+
+type Mode = "continue" | "default";
+
+/** The faults of every `up`: request faults on every route, failed jobs of every kind, lost answers. */
+export const convergeFaults = [
+  "/**,status=500,p=0.025",
+  "/**,status=503,p=0.025",
+  "/**,status=429,p=0.025",
+  "/**,latency=300ms,p=0.025",
+  "job=*,fail,p=0.08",
+  ...mutatingRoutes.flatMap((route) => [`${route},status=503,after,p=0.03`, `${route},drop,after,p=0.03`]),
+].join(";");
+
+/** How many resources of each kind the program holds (31 in all). */
+const COPIES = { net: 4, vm: 4, gpu: 3, vol: 4, att: 4, group: 4, user: 4, key: 4 };
+
+function program(family: Family, prefix: string, f: EveryKindFixtures): () => Promise<Record<string, unknown>> {
+  return async () => {
+    const make = register(family);
+    const small = f.configurations[0]!;
+    const nets = Array.from({ length: COPIES.net }, (_, i) =>
+      make("Network", `net-${i}`, {
+        name: `${prefix}-net-${i}`,
+        datacenterId: f.datacenterId,
+        networkType: "standard",
+      }),
+    );
+    const vms = Array.from({ length: COPIES.vm }, (_, i) =>
+      make("VirtualMachine", `vm-${i}`, {
+        name: `${prefix}-vm-${i}`,
+        datacenterId: f.datacenterId,
+        imageId: 1,
+        configurationId: small.id,
+        networkInterfaces: [{ networkId: nets[i % nets.length]!.id }],
+      }),
+    );
+    for (let i = 0; i < COPIES.gpu; i++) {
+      make("GpuVirtualMachine", `gpu-${i}`, { name: `${prefix}-gpu-${i}`, ...f.gpuOffer, gpuCount: 1 });
+    }
+    const vols = Array.from({ length: COPIES.vol }, (_, i) =>
+      make("Volume", `vol-${i}`, {
+        name: `${prefix}-vol-${i}`,
+        datacenterId: f.datacenterId,
+        volumeTypeId: f.volumeTypeId,
+        sizeGb: 10,
+      }),
+    );
+    for (let i = 0; i < COPIES.att; i++) {
+      make("VolumeAttachment", `att-${i}`, { volumeId: vols[i]!.id, virtualMachineId: vms[i]!.id });
+    }
+    for (let i = 0; i < COPIES.group; i++) make("ResourceGroup", `group-${i}`, { name: `${prefix}-group-${i}` });
+    for (let i = 0; i < COPIES.user; i++) make("User", `user-${i}`, { email: `${prefix}-user-${i}@example.com` });
+    for (let i = 0; i < COPIES.key; i++) make("ApiKey", `key-${i}`, { name: `${prefix}-key-${i}`, expiresInDays: 60 });
+    return { prefix };
+  };
+}
+
+/** A resource's failure in one `up`. */
+interface Failure {
+  up: number;
+  resource: string;
+  message: string;
+  /** The message is one the emulator injects, or a lost connection. */
+  fromFault: boolean;
+}
+
+/** What one run saw. */
+interface RunRecord {
+  seed: number;
+  family: Family;
+  mode: Mode;
+  /** Ups until converged; undefined when `--max-ups` did not suffice. */
+  ups?: number;
+  upsRun: number;
+  failures: Failure[];
+  /** Resources that failed again, with a message no fault gives, after an earlier failure. */
+  failedTwiceGone: string[];
+  leaks: string[];
+  duplicates: string[];
+  lost: string[];
+  destroyClean: boolean;
+  destroyError?: string;
+  /** The other errors of the ups (not tied to a resource). */
+  otherErrors: string[];
+  seconds: number;
+}
+
+const INJECTED = /Injected|socket|ECONNRESET|other side closed|connection|fetch failed|terminated|UND_ERR/i;
+
+function firstLine(text: string): string {
+  const line =
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l.length > 0 && !/^(error:)?\s*$/.test(l) && !/^\d+ errors? occurred:?$/.test(l)) ?? "";
+  return line
+    .replace(/^error:\s*/, "")
+    .replace(/^\*\s*/, "")
+    .slice(0, 240);
+}
+
+/** The state's cloudinfra resources: kind, name (the URN's last part), id. */
+async function stateEntries(stack: Stack): Promise<{ kind: string; name: string; id: string }[]> {
+  const deployment = (await stack.exportStack()).deployment as {
+    resources?: { urn: string; type: string; id?: string }[];
+  };
+  return (deployment.resources ?? []).flatMap((r) => {
+    const kind = /(?:dynamic\/cloudinfra:|^cloudinfra:index:)(\w+)$/.exec(r.type)?.[1];
+    return kind === undefined || !r.id ? [] : [{ kind, name: r.urn.split("::").at(-1)!, id: r.id }];
+  });
+}
+
+async function run(seed: number, family: Family, mode: Mode, maxUps: number, work: string): Promise<RunRecord> {
+  const started = performance.now();
+  const emulator = await startEmulator({ port: 0, jobDurationMs: 300, rateLimit: 0, strictLimits: false, seed });
+  const api = new CloudClient({
+    baseUrl: emulator.baseUrl,
+    auth: { apiKey: emulator.bootstrap.users.admin.apiKey },
+    jobs: { pollIntervalMs: 20, maxPollIntervalMs: 100 },
+  });
+  const admin = `${emulator.baseUrl.replace(/\/v1$/, "")}/__admin/faults`;
+  const faults = async (spec: string) => {
+    const response = await fetch(admin, {
+      method: spec === "" ? "DELETE" : "PUT",
+      headers: spec === "" ? {} : { "content-type": "application/json" },
+      body: spec === "" ? undefined : JSON.stringify({ spec }),
+    });
+    if (!response.ok) throw new Error(`faults: HTTP ${response.status} ${await response.text()}`);
+  };
+  const prefix = `cv${seed}${family[0]}${mode[0]}`;
+  const record: RunRecord = {
+    seed,
+    family,
+    mode,
+    upsRun: 0,
+    failures: [],
+    failedTwiceGone: [],
+    leaks: [],
+    duplicates: [],
+    lost: [],
+    destroyClean: false,
+    otherErrors: [],
+    seconds: 0,
+  };
+  try {
+    const users = emulator.bootstrap.users.admin;
+    const source = path.join(work, "source");
+    const projectDir = prepareProject(source, fs.mkdtempSync(path.join(work, `${prefix}-`)), repositoryRoot());
+    const stack = await cliStack({
+      projectDir,
+      backendDir: path.join(work, "backend"),
+      stackName: prefix,
+      program: program(family, prefix, await everyKindFixtures(emulator, api)),
+      config: {
+        "cloudinfra:baseUrl": emulator.baseUrl,
+        "cloudinfra:apiKey": { secret: users.apiKey },
+        "cloudinfra:email": users.email,
+        "cloudinfra:password": { secret: users.password },
+        "cloudinfra:totpSecret": { secret: users.totpSecret },
+        "cloudinfra:pollIntervalMs": "20",
+      },
+    });
+    for (let up = 1; up <= maxUps && record.ups === undefined; up++) {
+      record.upsRun = up;
+      const failed: Failure[] = [];
+      const onEvent = (event: EngineEvent) => {
+        const d = event.diagnosticEvent;
+        if (d === undefined || d.severity !== "error") return;
+        const message = firstLine(d.message);
+        if (d.urn) {
+          const resource = d.urn.split("::").at(-1)!;
+          failed.push({ up, resource, message, fromFault: INJECTED.test(message) });
+        } else if (!/^update failed$/i.test(message)) {
+          record.otherErrors.push(`up ${up}: ${message}`);
+        }
+      };
+      await faults(convergeFaults);
+      const ok = await stack
+        .up({ color: "never", continueOnError: mode === "continue", onEvent, onOutput: () => undefined })
+        .then(
+          () => true,
+          () => false,
+        );
+      await faults("");
+      record.failures.push(...failed);
+      if (!ok) continue;
+      const unchanged = await stack.preview({ color: "never", expectNoChanges: true, onOutput: () => undefined }).then(
+        () => true,
+        (error: unknown) => (record.otherErrors.push(`preview after up ${up}: ${firstLine(String(error))}`), false),
+      );
+      if (unchanged) record.ups = up;
+    }
+    for (const [i, f] of record.failures.entries()) {
+      const earlier = record.failures.slice(0, i).some((e) => e.resource === f.resource && e.up < f.up);
+      if (earlier && !f.fromFault && !record.failedTwiceGone.includes(f.resource)) {
+        record.failedTwiceGone.push(f.resource);
+      }
+    }
+
+    const state = await stateEntries(stack);
+    const inApi = await recordsInApi(api, prefix);
+    for (const [kind, records] of Object.entries(inApi) as [Listed, { id: string; name: string }[]][]) {
+      const held = new Set(state.filter((s) => listedKind[s.kind] === kind).map((s) => s.id));
+      for (const r of records) if (!held.has(r.id)) record.leaks.push(`${kind} ${r.name} (${r.id})`);
+      const names = records.map((r) => r.name);
+      for (const name of new Set(names)) {
+        const n = names.filter((x) => x === name).length;
+        if (n > 1) record.duplicates.push(`${kind} ${name} ×${n}`);
+      }
+      const ids = new Set(records.map((r) => r.id));
+      for (const s of state.filter((e) => listedKind[e.kind] === kind)) {
+        if (!ids.has(s.id)) record.lost.push(`${s.name} (${s.id})`);
+      }
+    }
+    for (const s of state.filter((e) => e.kind === "VolumeAttachment")) {
+      const [volumeId, vmId] = s.id.split(":");
+      const volume = await api.getVolume({ params: { id: volumeId! } }).catch(() => undefined);
+      if (volume?.virtualMachineId !== vmId) record.lost.push(`${s.name} (${s.id})`);
+    }
+
+    await stack.destroy({ color: "never", onOutput: () => undefined }).catch((error: unknown) => {
+      record.destroyError = firstLine(String(error).split("error:").slice(1).join("error:") || String(error));
+    });
+    const left = Object.values(await recordsInApi(api, prefix)).flat();
+    record.destroyClean = record.destroyError === undefined && left.length === 0;
+    await stack.workspace.removeStack(stack.name, { force: true }).catch(() => undefined);
+  } finally {
+    await api.close();
+    await emulator.close();
+    record.seconds = Math.round((performance.now() - started) / 1000);
+  }
+  return record;
+}
+
+function parseSeeds(text: string): number[] {
+  return text.split(",").flatMap((part) => {
+    const [a, b] = part.split("-").map(Number);
+    return b === undefined ? [a!] : Array.from({ length: b - a! + 1 }, (_, i) => a! + i);
+  });
+}
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+}
+
+function row(r: RunRecord): string {
+  const cells = [
+    String(r.seed),
+    r.family,
+    r.mode === "continue" ? "--continue-on-error" : "default",
+    r.ups === undefined ? `>${r.upsRun}` : String(r.ups),
+    String(r.failures.length),
+    String(r.failures.filter((f) => !f.fromFault).length),
+    String(r.failedTwiceGone.length),
+    String(r.leaks.length),
+    String(r.duplicates.length),
+    String(r.lost.length),
+    r.destroyClean ? "yes" : "NO",
+    `${r.seconds}s`,
+  ];
+  return `| ${cells.join(" | ")} |`;
+}
+
+async function main(): Promise<void> {
+  const version = usePulumiCli();
+  if (version === undefined) throw new Error("no `pulumi` CLI on PATH and none built: run `npm run cli`");
+  useLauncher();
+  const seeds = parseSeeds(option("seeds", "1-8"));
+  const families = option("sdks", "dynamic,plugin").split(",") as Family[];
+  const modes = option("modes", "continue,default").split(",") as Mode[];
+  const maxUps = Number(option("max-ups", "8"));
+  const json = process.argv.includes("--json") ? option("json", "") : undefined;
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-converge-"));
+  fs.mkdirSync(path.join(work, "source"));
+  fs.writeFileSync(path.join(work, "source", "Pulumi.yaml"), "name: converge\nruntime: nodejs\n");
+  console.log(`converge: pulumi ${version}, seeds ${seeds.join(",")}, ${families.join("+")}, ${modes.join("+")}`);
+  console.log(
+    `faults: ${convergeFaults.split(";").slice(0, 5).join("; ")}; lost answers on ${mutatingRoutes.length} routes`,
+  );
+  const header =
+    "| seed | SDK | mode | ups | failures | not from a fault | failed twice (fault gone) | leaks | duplicates | lost | destroy clean | time |";
+  const records: RunRecord[] = [];
+  try {
+    for (const seed of seeds) {
+      for (const family of families) {
+        for (const mode of modes) {
+          const r = await run(seed, family, mode, maxUps, work);
+          records.push(r);
+          console.log(`${header}\n${row(r)}`);
+          for (const f of r.failures) {
+            console.log(`    up ${f.up} ${f.resource}${f.fromFault ? "" : " [not a fault]"}: ${f.message}`);
+          }
+          for (const e of r.otherErrors) console.log(`    ${e}`);
+          for (const x of [...r.leaks, ...r.duplicates, ...r.lost]) console.log(`    ${x}`);
+          if (r.destroyError) console.log(`    destroy: ${r.destroyError}`);
+          if (json) fs.writeFileSync(json, JSON.stringify(records, null, 1));
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  console.log(`\n${records.length} runs\n${header}\n|${"---|".repeat(12)}`);
+  for (const r of records) console.log(row(r));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
