@@ -85,6 +85,20 @@ export interface VirtualMachineArgs {
    * warning says so). Default none.
    */
   resetTrigger?: pulumi.Input<string>;
+  /**
+   * Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed,
+   * it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a job,
+   * awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom
+   * image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: "stopped"` together
+   * with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on
+   * refresh and the next `up` ends it). Changed in place.
+   */
+  rescue?: pulumi.Input<{
+    /** `catalog` (a rescue image of the catalog) or `custom` (a custom image). */
+    sourceType: pulumi.Input<"catalog" | "custom">;
+    /** The image's UUID. */
+    sourceImageId: pulumi.Input<string>;
+  }>;
 }
 
 /**
@@ -143,6 +157,12 @@ export class VirtualMachine extends pulumi.dynamic.Resource {
   declare readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
   /** `resetTrigger` as given at the last create or update. */
   declare readonly resetTrigger: pulumi.Output<string | undefined>;
+  /** The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or undefined. */
+  declare readonly rescue: pulumi.Output<{ sourceType: "catalog" | "custom"; sourceImageId: string } | undefined>;
+  /** Whether the VM is in rescue mode (as `GET .../rescue` reports it). */
+  declare readonly rescued: pulumi.Output<boolean>;
+  /** The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued. */
+  declare readonly rescueImage: pulumi.Output<{ id: string; name: string; osFamily: string } | null>;
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
   /** Last change (ISO 8601). */

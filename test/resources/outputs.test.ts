@@ -45,9 +45,8 @@ describe.each([
       new cloudinfra.GpuVirtualMachine("gpu", { name: "out-gpu", ...gpu });
       const vol = new cloudinfra.Volume("vol", { name: "out-vol", datacenterId: fra.id, volumeTypeId: 1, sizeGb: 10 });
       new cloudinfra.VolumeAttachment("att", { volumeId: vol.id, virtualMachineId: vm.id });
-      const user = new cloudinfra.User("user", { email: "out-user@acme.example", teamIds: [group.teamId] });
-      const other = new cloudinfra.ResourceGroup("other", { name: "out-other" });
-      new cloudinfra.ResourceGroupMember("member", { teamId: other.id, userId: user.id });
+      const user = new cloudinfra.User("user", { email: "out-user@acme.example", roleNames: ["tenant-user"] });
+      new cloudinfra.ResourceGroupMember("member", { teamId: group.id, userId: user.id });
       new cloudinfra.UserRole("role", { userId: user.id, roleName: "vm-operator" });
       new cloudinfra.ApiKey("key", { name: "out-key", expiresInDays: 90 });
       return {};
