@@ -39,7 +39,7 @@ const entityIdArg = Uuid.optional();
  * Lists in flight, by route and query: lookups of one program that need the same list (the engine sends the invokes
  * of a program together) share its requests instead of reading it once each.
  */
-const inFlight = new Map<string, Promise<unknown[]>>();
+const inFlight = new WeakMap<CloudClient, Map<string, Promise<unknown[]>>>();
 
 /** Every item of a list route (100 per page, every page), shared with identical reads in flight. */
 export function listEvery<N extends PagedRouteName>(
@@ -49,7 +49,10 @@ export function listEvery<N extends PagedRouteName>(
 ): Promise<ItemOf<N>[]> {
   const defined = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
   const key = `${route} ${JSON.stringify(Object.entries(defined).sort(([a], [b]) => a.localeCompare(b)))}`;
-  let pending = inFlight.get(key);
+  let ofClient = inFlight.get(api);
+  if (!ofClient) inFlight.set(api, (ofClient = new Map()));
+  const reads = ofClient;
+  let pending = reads.get(key);
   if (!pending) {
     pending = (async () => {
       const items: unknown[] = [];
@@ -59,8 +62,8 @@ export function listEvery<N extends PagedRouteName>(
       });
       for await (const item of pages) items.push(item);
       return items;
-    })().finally(() => inFlight.delete(key));
-    inFlight.set(key, pending);
+    })().finally(() => reads.delete(key));
+    reads.set(key, pending);
   }
   return pending as Promise<ItemOf<N>[]>;
 }
@@ -95,7 +98,8 @@ class NameGatherer {
   }
 }
 
-const gatherers = new Map<string, NameGatherer>();
+/** The gatherers of each client (a host may serve several configurations): by kind and entity. */
+const gatherers = new WeakMap<CloudClient, Map<string, NameGatherer>>();
 
 // ---------------------------------------------------------------- the kinds
 
@@ -354,12 +358,14 @@ export async function lookupOne(name: LookupKindName, args: Props): Promise<Prop
     return { ...withoutSecrets(kind, outputs), id };
   }
   const wanted = args[kind.nameField] as string;
+  const api = client();
   const key = `${name} ${entityId ?? ""}`;
-  let gatherer = gatherers.get(key);
+  let ofClient = gatherers.get(api);
+  if (!ofClient) gatherers.set(api, (ofClient = new Map()));
+  let gatherer = ofClient.get(key);
   if (!gatherer) {
-    const api = client();
     gatherer = new NameGatherer((search) => listEvery(kind.route, { search, ...entityQuery(entityId) }, api));
-    gatherers.set(key, gatherer);
+    ofClient.set(key, gatherer);
   }
   const items = (await gatherer.candidates(wanted)) as { id: string; createdAt?: string; [k: string]: unknown }[];
   const exact = (item: (typeof items)[number]) =>
@@ -391,7 +397,7 @@ export async function lookupOne(name: LookupKindName, args: Props): Promise<Prop
     name === "VirtualMachine"
       ? await kind.byId(found.id, entityId)
       : await kind.outputsOfItem(found as never, entityId);
-  return { ...withoutSecrets(kind, outputs), id: found.id };
+  return { ...withoutSecrets(kind, outputs), id: String(found.id) };
 }
 
 // ---------------------------------------------------------------- lists

@@ -140,3 +140,41 @@ describe("lookups", () => {
     expect(me).toMatchObject({ id: admin.id, email: admin.email });
   });
 });
+
+describe("lookups against an API that sends only what the spec documents", async () => {
+  const spec = await stackOnEmulator({ specFieldsOnly: true });
+  const use = () => {
+    const config: Record<string, string> = {
+      "cloudinfra:baseUrl": spec.emulator.baseUrl,
+      "cloudinfra:apiKey": spec.emulator.bootstrap.users.admin.apiKey,
+    };
+    configure((key) => config[key], Object.keys(config));
+  };
+
+  it("finds and lists every kind, and says who the caller is", async () => {
+    use();
+    const dc = spec.datacenters[0]!;
+    const net = (await spec.api.createNetwork({
+      body: { name: "sf-net", datacenterId: dc.id, networkType: "standard" },
+    })) as { id: string };
+    await spec.api.createVm({
+      body: { name: "sf-vm", datacenterId: dc.id, imageId: 1, configurationId: 1 },
+    });
+    const team = await spec.api.createTeam({ body: { name: "sf-group" } });
+    expect(await call("getNetwork", { name: "sf-net" })).toMatchObject({ id: net.id, name: "sf-net" });
+    const vm = await call("getVirtualMachine", { name: "sf-vm" });
+    expect(vm).toMatchObject({ name: "sf-vm", datacenterId: dc.id });
+    expect(vm).not.toHaveProperty("sshPrivateKey");
+    expect(await call("getResourceGroup", { name: "sf-group" })).toMatchObject({ id: String(team.teamId) });
+    const lists = await Promise.all(
+      ["getNetworks", "getVolumes", "getVirtualMachines", "getGpuVirtualMachines", "getResourceGroups", "getUsers"].map(
+        (name) => call(name, {}),
+      ),
+    );
+    const users = (await spec.api.listUsers({ query: { limit: 100 } })).data;
+    expect(users.length).toBeGreaterThan(0);
+    expect(lists.map((l) => l.count)).toEqual([1, 0, 1, 0, 1, users.length]);
+    expect((lists[5]!.users as { id: string }[]).map((u) => u.id).sort()).toEqual(users.map((u) => u.id).sort());
+    expect(await call("getCaller", {})).toMatchObject({ email: spec.emulator.bootstrap.users.admin.email });
+  });
+});
