@@ -116,6 +116,18 @@ export interface GetVirtualMachineResult {
      */
     readonly ram: number;
     /**
+     * The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or undefined.
+     */
+    readonly rescue?: outputs.GetVirtualMachineResultRescue;
+    /**
+     * The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued.
+     */
+    readonly rescueImage: outputs.GetVirtualMachineResultRescueImage0;
+    /**
+     * Whether the VM is in rescue mode (as `GET .../rescue` reports it).
+     */
+    readonly rescued: boolean;
+    /**
      * SSH key ids installed at creation.
      */
     readonly sshKeyIds?: string[];

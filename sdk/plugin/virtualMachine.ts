@@ -121,6 +121,18 @@ export class VirtualMachine extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly ram: pulumi.Output<number | undefined>;
     /**
+     * The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or undefined.
+     */
+    declare public readonly rescue: pulumi.Output<outputs.VirtualMachineRescue | undefined>;
+    /**
+     * The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued.
+     */
+    declare public /*out*/ readonly rescueImage: pulumi.Output<outputs.VirtualMachineRescueImage0 | undefined>;
+    /**
+     * Whether the VM is in rescue mode (as `GET .../rescue` reports it).
+     */
+    declare public /*out*/ readonly rescued: pulumi.Output<boolean | undefined>;
+    /**
      * `resetTrigger` as given at the last create or update.
      */
     declare public readonly resetTrigger: pulumi.Output<string | undefined>;
@@ -181,6 +193,7 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["name"] = args?.name;
             resourceInputs["networkInterfaces"] = args?.networkInterfaces;
             resourceInputs["powerState"] = args?.powerState;
+            resourceInputs["rescue"] = args?.rescue;
             resourceInputs["resetTrigger"] = args?.resetTrigger;
             resourceInputs["shutdownBeforeDelete"] = args?.shutdownBeforeDelete;
             resourceInputs["sshKeyIds"] = args?.sshKeyIds;
@@ -197,6 +210,8 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["privateIp"] = undefined /*out*/;
             resourceInputs["publicIp"] = undefined /*out*/;
             resourceInputs["ram"] = undefined /*out*/;
+            resourceInputs["rescueImage"] = undefined /*out*/;
+            resourceInputs["rescued"] = undefined /*out*/;
             resourceInputs["sshPrivateKey"] = undefined /*out*/;
             resourceInputs["status"] = undefined /*out*/;
             resourceInputs["updatedAt"] = undefined /*out*/;
@@ -222,6 +237,9 @@ export class VirtualMachine extends pulumi.CustomResource {
             resourceInputs["privateIp"] = undefined /*out*/;
             resourceInputs["publicIp"] = undefined /*out*/;
             resourceInputs["ram"] = undefined /*out*/;
+            resourceInputs["rescue"] = undefined /*out*/;
+            resourceInputs["rescueImage"] = undefined /*out*/;
+            resourceInputs["rescued"] = undefined /*out*/;
             resourceInputs["resetTrigger"] = undefined /*out*/;
             resourceInputs["shutdownBeforeDelete"] = undefined /*out*/;
             resourceInputs["sshKeyIds"] = undefined /*out*/;
@@ -277,6 +295,10 @@ export interface VirtualMachineArgs {
      * `running` or `stopped`. Default `running`: a VM stopped behind the stack's back is started again by the next `pulumi up`. Changed in place (start/stop).
      */
     powerState?: pulumi.Input<string | undefined>;
+    /**
+     * Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed, it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a job, awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: "stopped"` together with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on refresh and the next `up` ends it). Changed in place.
+     */
+    rescue?: pulumi.Input<inputs.VirtualMachineRescueArgs | undefined>;
     /**
      * Any text; changing it hard-resets the VM (a power-cycle, `POST .../reset`) in place: same VM, same id. The first create does not reset, and neither does an update that starts or stops the VM; a stopped VM is not reset (a warning says so). Default none.
      */

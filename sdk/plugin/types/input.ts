@@ -18,3 +18,18 @@ export interface VirtualMachineNetworkInterfacesArgs {
      */
     primary?: pulumi.Input<boolean | undefined>;
 }
+
+/**
+ * Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed, it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a job, awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: "stopped"` together with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on refresh and the next `up` ends it). Changed in place.
+ */
+export interface VirtualMachineRescueArgs {
+    /**
+     * The image's UUID.
+     */
+    sourceImageId: pulumi.Input<string>;
+    /**
+     * `catalog` (a rescue image of the catalog) or `custom` (a custom image).
+     */
+    sourceType: pulumi.Input<string>;
+}
+

@@ -484,6 +484,23 @@ export interface GetVirtualMachineResultNetworkInterfaces {
 }
 
 /**
+ * The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or undefined.
+ */
+export interface GetVirtualMachineResultRescue {
+    sourceImageId: string;
+    sourceType: string;
+}
+
+/**
+ * The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued.
+ */
+export interface GetVirtualMachineResultRescueImage0 {
+    id: string;
+    name: string;
+    osFamily: string;
+}
+
+/**
  * Every virtual machine the filters select (every page read), by name then id.
  */
 export interface GetVirtualMachinesResultVirtualMachines {
@@ -697,5 +714,28 @@ export interface VirtualMachineNetworkInterfaces {
      * Whether this is the primary interface. Exactly one may be; when none is marked, the first interface is.
      */
     primary?: boolean;
+}
+
+/**
+ * Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed, it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a job, awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: "stopped"` together with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on refresh and the next `up` ends it). Changed in place.
+ */
+export interface VirtualMachineRescue {
+    /**
+     * The image's UUID.
+     */
+    sourceImageId: string;
+    /**
+     * `catalog` (a rescue image of the catalog) or `custom` (a custom image).
+     */
+    sourceType: string;
+}
+
+/**
+ * The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued.
+ */
+export interface VirtualMachineRescueImage0 {
+    id: string;
+    name: string;
+    osFamily: string;
 }
 
