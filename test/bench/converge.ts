@@ -7,9 +7,11 @@
  * one name), lost (state entries whose record is gone), and `destroy` must leave nothing. Figures, not assertions.
  *
  * Options: --seeds 1-8 (or 1,3,5), --sdks dynamic,plugin, --modes continue,default (continue: `up --continue-on-error`),
- * --max-ups 8, --json FILE (every run's record). A failure is counted as "from a fault" when its message is one the
- * emulator injects (`Injected ...`) or a lost connection; a resource that fails again with another message after a
- * failure is "failed twice from a fault that is gone".
+ * --max-ups 8, --json FILE (every run's record). A failure is "from a fault" when its message is one the emulator
+ * injects (`Injected ...`) or a lost connection, "from a dependency" when a value of a resource that failed in the same
+ * `up --continue-on-error` is missing; a resource that fails again, after a failure, with neither is "failed twice
+ * from a fault that is gone". Seeds draw the fault probabilities, but the CLI's parallelism orders the requests, so a
+ * seed does not replay one run exactly.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -91,8 +93,11 @@ interface Failure {
   up: number;
   resource: string;
   message: string;
-  /** The message is one the emulator injects, or a lost connection. */
-  fromFault: boolean;
+  /**
+   * `fault`: a message the emulator injects, or a lost connection; `dependency`: a value from a resource that failed
+   * in the same `up --continue-on-error` (the engine leaves it out of Check); `other`: neither.
+   */
+  cause: "fault" | "dependency" | "other";
 }
 
 /** What one run saw. */
@@ -117,6 +122,11 @@ interface RunRecord {
 }
 
 const INJECTED = /Injected|socket|ECONNRESET|other side closed|connection|fetch failed|terminated|UND_ERR/i;
+const DEPENDENCY = /has no value: if the program sets it from another resource's output/;
+
+function causeOf(message: string): Failure["cause"] {
+  return INJECTED.test(message) ? "fault" : DEPENDENCY.test(message) ? "dependency" : "other";
+}
 
 function firstLine(text: string): string {
   const line =
@@ -200,7 +210,7 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
         const message = firstLine(d.message);
         if (d.urn) {
           const resource = d.urn.split("::").at(-1)!;
-          failed.push({ up, resource, message, fromFault: INJECTED.test(message) });
+          failed.push({ up, resource, message, cause: causeOf(message) });
         } else if (!/^update failed$/i.test(message)) {
           record.otherErrors.push(`up ${up}: ${message}`);
         }
@@ -223,7 +233,7 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
     }
     for (const [i, f] of record.failures.entries()) {
       const earlier = record.failures.slice(0, i).some((e) => e.resource === f.resource && e.up < f.up);
-      if (earlier && !f.fromFault && !record.failedTwiceGone.includes(f.resource)) {
+      if (earlier && f.cause === "other" && !record.failedTwiceGone.includes(f.resource)) {
         record.failedTwiceGone.push(f.resource);
       }
     }
@@ -282,7 +292,7 @@ function row(r: RunRecord): string {
     r.mode === "continue" ? "--continue-on-error" : "default",
     r.ups === undefined ? `>${r.upsRun}` : String(r.ups),
     String(r.failures.length),
-    String(r.failures.filter((f) => !f.fromFault).length),
+    String(r.failures.filter((f) => f.cause === "other").length),
     String(r.failedTwiceGone.length),
     String(r.leaks.length),
     String(r.duplicates.length),
@@ -310,7 +320,7 @@ async function main(): Promise<void> {
     `faults: ${convergeFaults.split(";").slice(0, 5).join("; ")}; lost answers on ${mutatingRoutes.length} routes`,
   );
   const header =
-    "| seed | SDK | mode | ups | failures | not from a fault | failed twice (fault gone) | leaks | duplicates | lost | destroy clean | time |";
+    "| seed | SDK | mode | ups | failures | other cause | failed twice (fault gone) | leaks | duplicates | lost | destroy clean | time |";
   const records: RunRecord[] = [];
   try {
     for (const seed of seeds) {
@@ -320,7 +330,7 @@ async function main(): Promise<void> {
           records.push(r);
           console.log(`${header}\n${row(r)}`);
           for (const f of r.failures) {
-            console.log(`    up ${f.up} ${f.resource}${f.fromFault ? "" : " [not a fault]"}: ${f.message}`);
+            console.log(`    up ${f.up} ${f.resource} [${f.cause}]: ${f.message}`);
           }
           for (const e of r.otherErrors) console.log(`    ${e}`);
           for (const x of [...r.leaks, ...r.duplicates, ...r.lost]) console.log(`    ${x}`);
