@@ -369,7 +369,13 @@ function functionPage(schema: PackageSchema, token: string, spec: FunctionSpec, 
   const name = nameOf(token);
   const inputs = spec.inputs?.properties ?? {};
   const outputs = spec.outputs?.properties ?? {};
-  const example = Object.fromEntries(Object.entries(inputs).map(([k, p]) => [k, placeholder(schema, p)]));
+  // A lookup takes `id` or its name, exactly one: the example looks up by name; `entityId` is for child entities.
+  const alternatives = new Set(["entityId", ...("name" in inputs || "email" in inputs ? ["id"] : [])]);
+  const example = Object.fromEntries(
+    Object.entries(inputs)
+      .filter(([k]) => !alternatives.has(k))
+      .map(([k, p]) => [k, placeholder(schema, p)]),
+  );
   const result = name.replace(/^get/, "").replace(/^./, (c) => c.toLowerCase());
   const firstOutput = Object.keys(outputs)[0];
   return [
@@ -381,7 +387,7 @@ function functionPage(schema: PackageSchema, token: string, spec: FunctionSpec, 
     "",
     "## Example",
     "",
-    "Every argument with a placeholder value of its type (see the inputs below for what each accepts).",
+    "The arguments with a placeholder value of their type (see the inputs below for what each accepts).",
     "",
     `TypeScript: \`${name}(args)\` returns a promise, \`${name}Output(args)\` an output (for arguments that are outputs themselves):`,
     "",
