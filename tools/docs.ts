@@ -376,8 +376,10 @@ function functionPage(schema: PackageSchema, token: string, spec: FunctionSpec, 
       .filter(([k]) => !alternatives.has(k))
       .map(([k, p]) => [k, placeholder(schema, p)]),
   );
-  const result = name.replace(/^get/, "").replace(/^./, (c) => c.toLowerCase());
   const firstOutput = Object.keys(outputs)[0];
+  const noun = name.replace(/^get/, "").replace(/^./, (c) => c.toLowerCase());
+  // A list's first output has the list's name (`networks`): the result is then `found`.
+  const result = noun === firstOutput ? "found" : noun;
   return [
     `# ${name}`,
     "",

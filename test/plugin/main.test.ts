@@ -103,10 +103,12 @@ describe("schema.json", () => {
         "VolumeAttachment",
       ].map((k) => `cloudinfra:index:${k}`),
     );
-    expect(Object.keys(schema.functions)).toEqual([
-      "cloudinfra:index:getGpuInventory",
-      "cloudinfra:index:getVolumeSizes",
-    ]);
+    const lookups = ["Network", "Volume", "VirtualMachine", "GpuVirtualMachine", "ResourceGroup", "User"];
+    expect(Object.keys(schema.functions).sort()).toEqual(
+      ["getCaller", "getGpuInventory", "getVolumeSizes", ...lookups.flatMap((kind) => [`get${kind}`, `get${kind}s`])]
+        .map((name) => `cloudinfra:index:${name}`)
+        .sort(),
+    );
     const secrets = Object.entries(schema.config.variables)
       .filter(([, v]) => v.secret)
       .map(([k]) => k);
