@@ -65,8 +65,10 @@ export const VirtualMachineInputs = z.strictObject({
   rescue: z
     .strictObject(
       {
-        sourceType: z.enum(["catalog", "custom"], { error: 'must be "catalog" or "custom"' }),
-        sourceImageId: uuidInput("a rescue image (catalog) or a custom image"),
+        sourceType: z
+          .enum(["catalog", "custom"], { error: 'must be "catalog" or "custom"' })
+          .describe("`catalog` (a rescue image of the catalog) or `custom` (a custom image)."),
+        sourceImageId: uuidInput("a rescue image (catalog) or a custom image").describe("The image's UUID."),
       },
       { error: "must be an object {sourceType, sourceImageId}" },
     )
@@ -978,7 +980,13 @@ export const VirtualMachineOutputs = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   rescued: z.boolean(),
-  rescueImage: z.object({ id: z.string(), name: z.string(), osFamily: z.string() }).nullable(),
+  rescueImage: z
+    .object({
+      id: z.string().describe("The rescue image (UUID)."),
+      name: z.string().describe("Name of the rescue image."),
+      osFamily: z.string().describe("Operating system family of the rescue image, e.g. linux."),
+    })
+    .nullable(),
 });
 
 export const virtualMachine: ResourceKind = {

@@ -487,7 +487,13 @@ export interface GetVirtualMachineResultNetworkInterfaces {
  * The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or undefined.
  */
 export interface GetVirtualMachineResultRescue {
+    /**
+     * The image's UUID.
+     */
     sourceImageId: string;
+    /**
+     * `catalog` (a rescue image of the catalog) or `custom` (a custom image).
+     */
     sourceType: string;
 }
 
@@ -495,8 +501,17 @@ export interface GetVirtualMachineResultRescue {
  * The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued.
  */
 export interface GetVirtualMachineResultRescueImage0 {
+    /**
+     * The rescue image (UUID).
+     */
     id: string;
+    /**
+     * Name of the rescue image.
+     */
     name: string;
+    /**
+     * Operating system family of the rescue image, e.g. linux.
+     */
     osFamily: string;
 }
 
@@ -734,8 +749,17 @@ export interface VirtualMachineRescue {
  * The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued.
  */
 export interface VirtualMachineRescueImage0 {
+    /**
+     * The rescue image (UUID).
+     */
     id: string;
+    /**
+     * Name of the rescue image.
+     */
     name: string;
+    /**
+     * Operating system family of the rescue image, e.g. linux.
+     */
     osFamily: string;
 }
 
