@@ -106,6 +106,16 @@ describeCli("lookups through the real CLI", () => {
     for (const vm of twins) expect(several).toContain(`${vm.id} (created ${vm.createdAt})`);
     expect(several).toMatch(/look it up by `id` instead/);
     expect(await writes(mark)).toEqual([]);
+
+    // Arguments that cannot be right fail before any request, naming the argument and the fix.
+    const invalid = await world.stack("quickstart", async () => {
+      const both = await dynamic.getNetwork({ id: "x", name: "shared-net" });
+      return { id: both.id };
+    });
+    mark = world.mark();
+    const bad = failureOf(await invalid.preview({ color: "never" }).catch((e: unknown) => e));
+    expect(bad).toContain("getNetwork: `id` and `name` were both given: give exactly one of them");
+    expect(await world.requests(mark)).toEqual([]);
   });
 
   it("getVolumes over 230 volumes made through the API: exactly what the API holds, in 3 list requests", async () => {
