@@ -45,7 +45,13 @@ describe("README code blocks", () => {
         name,
       ).toBe(true);
     }
-    for (const name of ["getGpuInventory", "getVolumeSizes"]) {
+    const lookups = ["Network", "Volume", "VirtualMachine", "GpuVirtualMachine", "ResourceGroup", "User"];
+    for (const name of [
+      "getGpuInventory",
+      "getVolumeSizes",
+      "getCaller",
+      ...lookups.flatMap((kind) => [`get${kind}`, `get${kind}s`]),
+    ]) {
       expect(
         typescript.some((code) => code.includes(name)),
         name,
