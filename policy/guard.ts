@@ -56,6 +56,8 @@ export interface CloudinfraGuardArgs {
   requireResourceGroup?: PolicySetting<RequireResourceGroupConfig, EnforcementLevel>;
   /** `max-api-key-lifetime`: API keys expire within `maxDays` (`remediate` sets `expiresInDays`). */
   maxApiKeyLifetime?: PolicySetting<MaxApiKeyLifetimeConfig, EnforcementLevel>;
+  /** `single-membership-owner` (stack): a group's members and a user's roles are managed inline or as resources. */
+  singleMembershipOwner?: PolicySetting<Record<string, never>>;
 }
 
 const levels: readonly string[] = ["advisory", "mandatory", "remediate", "disabled"] satisfies EnforcementLevel[];

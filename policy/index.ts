@@ -16,6 +16,7 @@ export {
   noPublicIp,
   requireResourceGroup,
   maxApiKeyLifetime,
+  singleMembershipOwner,
   groupedKinds,
 } from "./policies";
 export type {

@@ -7,7 +7,7 @@ import {
   type ConfigurationSize,
   type GpuSeriesCatalogue,
 } from "./catalogue";
-import { peek, remediateKinds, validateKinds, validateStackKinds, type Kind } from "./kinds";
+import { kindOf, peek, remediateKinds, validateKinds, validateStackKinds, type Kind } from "./kinds";
 
 // ---------------------------------------------------------------- config
 
@@ -523,6 +523,87 @@ export const maxApiKeyLifetime: ResourceValidationPolicy = {
   }),
 };
 
+// ---------------------------------------------------------------- memberships
+
+/** The values of a list output, or [] while unknown or not given. */
+function known(read: () => unknown): unknown[] {
+  const value = peek(read);
+  return value.known && Array.isArray(value.value) ? value.value : [];
+}
+const idOf = (read: () => unknown): string | undefined => {
+  const value = peek(read);
+  return value.known && value.value !== undefined && value.value !== null ? String(value.value) : undefined;
+};
+
+/**
+ * Stack policy: a group's memberships (or a user's roles) are managed in one place. A ResourceGroup whose `members`
+ * the program gives makes them match on every `up`, removing a member added by a ResourceGroupMember or a User's
+ * `teamIds` of the same stack; a User whose `roleNames` the program gives revokes a role granted by a UserRole.
+ * Only what one stack holds is seen.
+ */
+export const singleMembershipOwner: StackValidationPolicy = {
+  name: "single-membership-owner",
+  description:
+    "A resource group's members and a user's roles are managed in one place: the inline list, or the ResourceGroupMember and UserRole resources, not both.",
+  severity: "medium",
+  validateStack: validateStackKinds(
+    ["ResourceGroup", "ResourceGroupMember", "User", "UserRole"],
+    (resources, args, reportViolation) => {
+      const owners = new Map<string, string>();
+      for (const r of resources) {
+        if (r.kind !== "ResourceGroup") continue;
+        const members = peek(() => (r.props as { members?: unknown }).members);
+        const teamId = idOf(() => (r.props as { teamId?: unknown }).teamId);
+        if (members.known && members.value !== undefined && teamId !== undefined) owners.set(teamId, r.name);
+      }
+      for (const r of resources) {
+        if (r.kind !== "User") continue;
+        const props = r.props as { teamIds?: unknown };
+        for (const teamId of known(() => props.teamIds).map(String)) {
+          const group = owners.get(teamId);
+          if (group !== undefined) {
+            reportViolation(
+              `User ${r.name} joins resource group ${teamId} through teamIds, whose members ResourceGroup ${group} ` +
+                "lists: the group's `members` remove whoever it does not list. Manage the membership in one place.",
+              r.urn,
+            );
+          }
+        }
+      }
+      for (const r of resources) {
+        const props = r.props as { teamId?: unknown; userId?: unknown };
+        if (r.kind === "ResourceGroupMember") {
+          const teamId = idOf(() => props.teamId);
+          const group = teamId === undefined ? undefined : owners.get(teamId);
+          if (group !== undefined) {
+            reportViolation(
+              `ResourceGroupMember ${r.name} adds a member to resource group ${teamId}, whose members ResourceGroup ` +
+                `${group} lists: the group's \`members\` remove it again. Leave \`members\` out of ${group}, or list the user there.`,
+              r.urn,
+            );
+          }
+        }
+        if (r.kind === "UserRole") {
+          // The stack's resources carry no ids: the User is the one `userId` was taken from.
+          const from = args.resources.find((x) => x.urn === r.urn)?.propertyDependencies?.userId ?? [];
+          const user = from.find((u) => {
+            if (kindOf(u.type) !== "User") return false;
+            const roles = peek(() => (u.props as { roleNames?: unknown }).roleNames);
+            return roles.known && roles.value !== undefined;
+          })?.name;
+          if (user !== undefined) {
+            reportViolation(
+              `UserRole ${r.name} grants a role to user ${user}, whose roleNames the program gives: they revoke ` +
+                `it again. Leave \`roleNames\` out of ${user}, or list the role there.`,
+              r.urn,
+            );
+          }
+        }
+      }
+    },
+  ),
+};
+
 /** Every policy of the pack, by the name of its setting in `CloudinfraGuardArgs`. */
 export const policies = {
   allowedVmConfigurations,
@@ -535,6 +616,7 @@ export const policies = {
   noPublicIp,
   requireResourceGroup,
   maxApiKeyLifetime,
+  singleMembershipOwner,
 };
 
 /** The setting names of {@link policies}. */

@@ -75,6 +75,8 @@ export interface PolicyResource {
   properties: WireMap;
   parent?: string;
   dependencies?: string[];
+  /** Per property, the URNs of the resources its value came from. */
+  propertyDependencies?: Record<string, string[]>;
   protect?: boolean;
   additionalSecretOutputs?: string[];
 }
@@ -380,6 +382,11 @@ export class PolicyEngine {
         resource.setProperties(struct(withoutInternalKeys(r.properties)));
         resource.setOptions(resourceOptions(r)).setProvider(defaultProvider(r.urn));
         resource.setParent(r.parent ?? "").setDependenciesList(r.dependencies ?? []);
+        for (const [property, urns] of Object.entries(r.propertyDependencies ?? {})) {
+          resource
+            .getPropertydependenciesMap()
+            .set(property, new analyzerProto.AnalyzerPropertyDependencies().setUrnsList(urns));
+        }
         return resource;
       }),
     );

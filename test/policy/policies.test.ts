@@ -67,6 +67,7 @@ describe("the pack as the engine sees it", () => {
       "max-volume-size": "resource",
       "no-public-ip": "resource",
       "require-resource-group": "resource",
+      "single-membership-owner": "stack",
     });
     expect(new Set(engine.info.policies.map((p) => p.enforcementLevel))).toEqual(new Set(["advisory"]));
     const config = await engine.configure();
@@ -329,6 +330,33 @@ describe("stack policies", () => {
     expect(over[0].urn).toBe("");
     await configure({ "max-instances": { maxVirtualMachines: 20, maxGpuVirtualMachines: 3 } });
     expect((await stack([...vms, ...gpus])).diagnostics.filter((d) => d.policyName === "max-instances")).toEqual([]);
+  });
+
+  it("single-membership-owner warns when a group's members or a user's roles are managed inline and as resources", async () => {
+    const USER = "0b5d4a1e-7c1f-4f7e-9a55-1c8f2f6d3a10";
+    const listed = resource("ResourceGroup", "platform", { name: "platform", members: [USER], teamId: 7 });
+    const open = resource("ResourceGroup", "open", { name: "open", teamId: 8 });
+    const joins = (teamId: number, name: string) => resource("ResourceGroupMember", name, { teamId, userId: USER });
+    const user = resource("User", "ana", { email: "ana@example.com", roleNames: ["tenant-user"], teamIds: [7] });
+    const plain = resource("User", "bo", { email: "bo@example.com" });
+    const grant = (from: PolicyResource, name: string) => ({
+      ...resource("UserRole", name, { userId: USER, roleName: "vm-operator" }),
+      propertyDependencies: { userId: [from.urn] },
+    });
+    const messages = async (rs: PolicyResource[]) =>
+      (await engine.analyzeStack(rs)).diagnostics
+        .filter((d) => d.policyName === "single-membership-owner")
+        .map((d) => d.message.split("\n")[1]);
+    expect(await messages([listed, open, plain, joins(8, "in-open"), grant(plain, "bo-vm")])).toEqual([]);
+    expect(await messages([listed, open, user, plain, joins(7, "in-platform"), grant(user, "ana-vm")])).toEqual([
+      expect.stringMatching(
+        /^User ana joins resource group 7 through teamIds, whose members ResourceGroup platform lists/,
+      ),
+      expect.stringMatching(
+        /^ResourceGroupMember in-platform adds a member to resource group 7, whose members ResourceGroup platform lists/,
+      ),
+      expect.stringMatching(/^UserRole ana-vm grants a role to user ana, whose roleNames the program gives/),
+    ]);
   });
 
   it("max-reported-vm-size checks the sizes the provider reports, skips VMs not created yet, and the catalogue", async () => {
