@@ -47,10 +47,9 @@ describe("plugin information and schema", () => {
       functions: Record<string, unknown>;
     };
     expect(Object.keys(schema.resources)).toContain("cloudinfra:index:VolumeAttachment");
-    expect(Object.keys(schema.functions)).toEqual([
-      "cloudinfra:index:getGpuInventory",
-      "cloudinfra:index:getVolumeSizes",
-    ]);
+    for (const name of ["getGpuInventory", "getVolumeSizes", "getCaller", "getNetwork", "getNetworks"]) {
+      expect(Object.keys(schema.functions)).toContain(`cloudinfra:index:${name}`);
+    }
   });
 });
 
@@ -399,5 +398,17 @@ describe("functions", () => {
     expect(result).toEqual(JSON.parse(JSON.stringify(await world.api.volumeSizes({ params: { id: fra!.id } }))));
     const bad = await driver.invoke("cloudinfra:index:getVolumeSizes", { datacenterId: "nope" });
     expect(bad.failures.map((f) => f.property)).toEqual(["datacenterId"]);
+  });
+
+  it("getNetwork finds a network by name and by id; neither given is a failure naming `name`", async () => {
+    const made = (await world.api.createNetwork({
+      body: { name: "inv-lookup", datacenterId: fra!.id, networkType: "standard" },
+    })) as { id: string };
+    const byName = await driver.invoke("cloudinfra:index:getNetwork", { name: "inv-lookup" });
+    expect(byName.result).toMatchObject({ id: made.id, name: "inv-lookup", datacenterId: fra!.id });
+    const byId = await driver.invoke("cloudinfra:index:getNetwork", { id: made.id });
+    expect(byId.result).toEqual(byName.result);
+    const neither = await driver.invoke("cloudinfra:index:getNetwork", {});
+    expect(neither.failures.map((f) => f.property)).toEqual(["name"]);
   });
 });
