@@ -134,6 +134,7 @@ outputs:
   user: \${user.id}
   key: \${key.id}
   secret: \${key.key}
+  gpuSeries: \${gpu.series.name}
 `;
 
 const KINDS = {
@@ -222,7 +223,10 @@ describeYaml("every kind in a Pulumi YAML program, through the plugin", () => {
       status: "Running",
       virtualMachine: { name: "ym-vm-a", imageId: 1, configurationId: 1 },
     });
-    expect(await read.gpu(ids.gpu)).toMatchObject({ name: "ym-gpu-a", gpuCount: gpuOffer.gpuCount });
+    const gpu = await read.gpu(ids.gpu);
+    expect(gpu).toMatchObject({ name: "ym-gpu-a", gpuCount: gpuOffer.gpuCount });
+    // A typed object output (GpuVirtualMachine.series) read by its field.
+    expect(created.result.outputs.gpuSeries?.value).toBe(gpu.series.name);
     expect(await read.vol(ids.vol)).toMatchObject({
       name: "ym-vol",
       sizeGb: 10,
@@ -339,8 +343,16 @@ describeYaml("every kind in a Pulumi YAML program, through the plugin", () => {
           `      datacenterId: ${fra!.id}`,
           "      networkType: standard",
           "      colour: red",
+          "  gpu:",
+          "    type: cloudinfra:index:GpuVirtualMachine",
+          "    properties:",
+          "      name: ym-typo-gpu",
+          `      datacenterId: ${gpuOffer.datacenterId}`,
+          `      seriesId: ${gpuOffer.seriesId}`,
+          `      gpuCount: ${gpuOffer.gpuCount}`,
           "outputs:",
           "  size: ${volumeTypes[0].sizeGb}",
+          "  series: ${gpu.series.nmae}",
           "",
         ].join("\n"),
       ),
@@ -353,6 +365,8 @@ describeYaml("every kind in a Pulumi YAML program, through the plugin", () => {
     expect(error).toBeInstanceOf(CommandError);
     expect(String(error)).toContain("Property colour does not exist on 'cloudinfra:index:Network'");
     expect(String(error)).toContain("sizeGb does not exist on volumeTypes[0]");
+    // GpuVirtualMachine.series is typed in the schema (it was Any): a mistyped field of it fails too.
+    expect(String(error)).toMatch(/nmae does not exist/);
     expect(await mutations(mark)).toEqual([]);
     expect((await api.listNetworks({ query: { search: "ym-typo" } })).data).toEqual([]);
   });
