@@ -207,7 +207,7 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
       const onEvent = (event: EngineEvent) => {
         const d = event.diagnosticEvent;
         if (d === undefined || d.severity !== "error") return;
-        const message = firstLine(d.message);
+        const message = d.urn ? firstLine(d.message) : d.message.trim().replace(/\s+/g, " ").slice(0, 400);
         if (d.urn) {
           const resource = d.urn.split("::").at(-1)!;
           failed.push({ up, resource, message, cause: causeOf(message) });
@@ -225,9 +225,20 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
       await faults("");
       record.failures.push(...failed);
       if (!ok) continue;
-      const unchanged = await stack.preview({ color: "never", expectNoChanges: true, onOutput: () => undefined }).then(
+      const changes: string[] = [];
+      const onPreviewEvent = (event: EngineEvent) => {
+        const step = event.resourcePreEvent?.metadata;
+        if (step === undefined || step.op === "same" || step.type === "pulumi:pulumi:Stack") return;
+        changes.push(`${step.urn.split("::").at(-1)} ${step.op} [${(step.diffs ?? []).join(",")}]`);
+      };
+      const preview = { color: "never" as const, expectNoChanges: true, onEvent: onPreviewEvent, onOutput: () => {} };
+      const unchanged = await stack.preview(preview).then(
         () => true,
-        (error: unknown) => (record.otherErrors.push(`preview after up ${up}: ${firstLine(String(error))}`), false),
+        (error: unknown) => {
+          const why = changes.length > 0 ? changes.join("; ") : String(error).slice(0, 600).replace(/\s+/g, " ");
+          record.otherErrors.push(`preview after up ${up} has changes: ${why}`);
+          return false;
+        },
       );
       if (unchanged) record.ups = up;
     }
