@@ -121,7 +121,9 @@ interface RunRecord {
   seconds: number;
 }
 
-const INJECTED = /Injected|socket|ECONNRESET|other side closed|connection|fetch failed|terminated|UND_ERR/i;
+/** An injected fault's own message, a lost connection, or a resource left in status Error by an injected job failure. */
+const INJECTED =
+  /Injected|socket|ECONNRESET|other side closed|connection|fetch failed|terminated|UND_ERR|status Error/i;
 const DEPENDENCY = /has no value: if the program sets it from another resource's output/;
 
 function causeOf(message: string): Failure["cause"] {
