@@ -54,7 +54,9 @@ function declareAll(): pulumi.Resource[] {
     password: pulumi.secret(userPassword),
   });
   const key = new sdk.ApiKey("key", { name: "ci" });
-  return [net, net2, vm, gpu, vol, att, group, user, key];
+  const member = new sdk.ResourceGroupMember("member", { teamId: group.id, userId: user.id });
+  const role = new sdk.UserRole("role", { userId: user.id, roleName: "vm-operator" });
+  return [net, net2, vm, gpu, vol, att, group, user, key, member, role];
 }
 
 beforeAll(async () => {
@@ -87,7 +89,7 @@ describe("serialized dynamic providers (`__provider`)", () => {
         .map((k) => `pulumi-nodejs:dynamic/cloudinfra:${k}`)
         .sort(),
     );
-    expect(registered).toHaveLength(9);
+    expect(registered).toHaveLength(11);
   });
 
   it.each(Object.keys(kinds))("%s: requires the package by name, and holds no secret, path or client code", (kind) => {
