@@ -144,41 +144,45 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
   // API keys have no unique name: to settle a create whose outcome is unknown, compare the keys of that name before
   // and after.
   const before = await idsNamed(api, inputs.name);
-  let created: ApiApiKey & { key: string };
-  try {
-    created = await api.createApiKey({ body: createBody(inputs) });
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 403) {
-      throw new Error(
-        `Cannot create API key "${inputs.name}": ${error.apiMessage}. Creating a key needs a two-factor session of a ` +
-          "user holding api-keys:self" +
-          (inputs.roleId ? ` and every permission of the role ${inputs.roleId}` : ""),
-        { cause: error },
-      );
-    }
-    if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
-    const appeared = [...(await idsNamed(api, inputs.name))].filter((id) => !before.has(id));
-    if (appeared.length !== 1) {
-      throw new Error(
-        `Creating API key "${inputs.name}" may have taken effect (${error.message}); ` +
-          (appeared.length === 0
-            ? "no such key appeared, so the next `pulumi up` creates it"
-            : `keys ${appeared.join(", ")} of that name appeared meanwhile: delete the ones you do not want`),
-        { cause: error },
-      );
-    }
-    // The key exists but its secret was lost with the answer: rotating it gives us a secret nobody else holds.
+  let created: (ApiApiKey & { key: string }) | undefined;
+  for (let attempt = 1; created === undefined; attempt++) {
     try {
-      created = await api.rotateApiKey({ params: { keyId: appeared[0] } });
-    } catch (rotation) {
-      // Recorded without a secret, never orphaned: the next update rotates it.
-      const current = await find(api, appeared[0]!, inputs.name).catch(() => undefined);
-      throw new ResourceInitError(
-        `API key "${inputs.name}" (${appeared[0]}) was created, but its answer was lost and rotating it to learn a ` +
-          `secret failed: ${(rotation as Error).message}; the next \`pulumi up\` rotates it`,
-        appeared[0]!,
-        partialOutputs(inputs, current),
-      );
+      created = await api.createApiKey({ body: createBody(inputs) });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 403) {
+        throw new Error(
+          `Cannot create API key "${inputs.name}": ${error.apiMessage}. Creating a key needs a two-factor session of a ` +
+            "user holding api-keys:self" +
+            (inputs.roleId ? ` and every permission of the role ${inputs.roleId}` : ""),
+          { cause: error },
+        );
+      }
+      if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+      const appeared = [...(await idsNamed(api, inputs.name))].filter((id) => !before.has(id));
+      // Nothing was made: the create is sent once more.
+      if (appeared.length === 0 && attempt < 2) continue;
+      if (appeared.length !== 1) {
+        throw new Error(
+          `Creating API key "${inputs.name}" got no answer (${error.apiMessage}); ` +
+            (appeared.length === 0
+              ? "sent twice, and no new key of that name exists: nothing was created; the next `pulumi up` creates it"
+              : `keys ${appeared.join(", ")} of that name appeared meanwhile: delete the ones you do not want`),
+          { cause: error },
+        );
+      }
+      // The key exists but its secret was lost with the answer: rotating it gives us a secret nobody else holds.
+      try {
+        created = await api.rotateApiKey({ params: { keyId: appeared[0] } });
+      } catch (rotation) {
+        // Recorded without a secret, never orphaned: the next update rotates it.
+        const current = await find(api, appeared[0]!, inputs.name).catch(() => undefined);
+        throw new ResourceInitError(
+          `API key "${inputs.name}" (${appeared[0]}) was created, but its answer was lost and rotating it to learn a ` +
+            `secret failed: ${(rotation as Error).message}; the next \`pulumi up\` rotates it`,
+          appeared[0]!,
+          partialOutputs(inputs, current),
+        );
+      }
     }
   }
   const id = created.id;

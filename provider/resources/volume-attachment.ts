@@ -71,7 +71,7 @@ async function volumeOrNull(volumeId: string): Promise<ApiVolume | null> {
  * Attaches the volume to the VM and waits for the job. When the volume is already attached to that VM (attached by
  * hand, or by an earlier run whose record was lost) the attachment is simply taken over: no request is sent.
  */
-async function attach(inputs: VolumeAttachmentInputs): Promise<Props> {
+async function attach(inputs: VolumeAttachmentInputs, attempt = 1): Promise<Props> {
   const { volumeId, virtualMachineId } = inputs;
   const what = `Attaching volume ${volumeId} to virtual machine ${virtualMachineId}`;
   let volume: ApiVolume;
@@ -103,9 +103,11 @@ async function attach(inputs: VolumeAttachmentInputs): Promise<Props> {
     // The answer was lost: what the volume shows once its job ended says whether the attach took effect.
     const after = await settledVolume(volumeId, what);
     if (heldBy(after, virtualMachineId)) return outputsOf(after, virtualMachineId);
+    // Nothing was attached: the attach is sent once more.
+    if (attempt < 2) return attach(inputs, attempt + 1);
     throw new Error(
-      `${what} got no answer (${error.apiMessage}), and the volume is not attached to it: nothing was attached; ` +
-        "the next `pulumi up` attaches it",
+      `${what} got no answer twice (${error.apiMessage}), and the volume is not attached to it: nothing was ` +
+        "attached; the next `pulumi up` attaches it",
       { cause: error },
     );
   }

@@ -255,17 +255,24 @@ describe("ApiKey lifecycle", () => {
     expectNoSecretIn(options, failed);
   });
 
-  it("10. a create refused by the API is a clear error, and nothing is recorded or left behind", async () => {
+  it("10. a create answered 5xx that made nothing is sent once more; answered 5xx twice, a clear error, nothing recorded or left behind", async () => {
     // API keys are created without a job, so there is no job to fail: the failures that matter are the request's.
     const options = sessionOptions();
-    await stack.faults("createApiKey,status=503,count=1");
+    await stack.faults("createApiKey,status=503,count=2");
     const failed = await up(program({ name: "rf-key" }), { ...options, throwOnError: false });
     await stack.faults("");
     const message = failed.errors.map((e) => e.message).join("\n");
-    expect(message).toContain('Creating API key "rf-key" may have taken effect');
-    expect(message).toContain("no such key appeared, so the next `pulumi up` creates it");
+    expect(message).toContain('Creating API key "rf-key" got no answer');
+    expect(message).toContain("sent twice, and no new key of that name exists: nothing was created");
     expect(failed.state.resources.filter((r) => r.name === "key")).toEqual([]);
     expect(await keysNamed(stack, "rf-")).toEqual([]);
+
+    // Was: a 503 before anything was made failed the up ("the next `pulumi up` creates it").
+    await stack.faults("createApiKey,status=503,count=1");
+    const resent = await up(program({ name: "rs-key" }), options);
+    await stack.faults("");
+    expect(resent.summary.create).toBeGreaterThanOrEqual(1);
+    expect(await keysNamed(stack, "rs-")).toHaveLength(1);
   });
 
   it("10. a key created but not suspended is recorded without its secret, and the next up finishes it", async () => {

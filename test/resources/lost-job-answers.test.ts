@@ -11,15 +11,20 @@ import { stackOnEmulator } from "./helpers";
 const stack = await stackOnEmulator();
 const [fra] = stack.datacenters;
 
-function program(size: { sizeGb: number; configurationId: number }) {
+function program(size: { sizeGb: number; configurationId: number }, prefix = "lj") {
   return () => {
     const vm = new VirtualMachine("vm", {
-      name: "lj-vm",
+      name: `${prefix}-vm`,
       datacenterId: fra.id,
       imageId: 1,
       configurationId: size.configurationId,
     });
-    const volume = new Volume("vol", { name: "lj-vol", datacenterId: fra.id, volumeTypeId: 1, sizeGb: size.sizeGb });
+    const volume = new Volume("vol", {
+      name: `${prefix}-vol`,
+      datacenterId: fra.id,
+      volumeTypeId: 1,
+      sizeGb: size.sizeGb,
+    });
     new VolumeAttachment("att", { volumeId: volume.id, virtualMachineId: vm.id });
     return { vmId: vm.id, volumeId: volume.id };
   };
@@ -47,4 +52,16 @@ it("an attach, a volume resize and a VM resize whose answers were lost complete 
   const resizes = (await stack.requests(mark)).filter((r) => r.route === "resizeVolume" || r.route === "resizeVm");
   expect(resizes.map((r) => `${r.route} ${r.status}`).sort()).toEqual(["resizeVm 503", "resizeVolume 503"]);
   await stack.faults("");
+});
+
+it("an attach answered 5xx that attached nothing is sent once more in the same up (it failed the up before)", async () => {
+  const options = stack.options();
+  await stack.faults("attachVolume,status=503,count=1");
+  const mark = stack.mark();
+  const created = await up(program({ sizeGb: 10, configurationId: 1 }, "la"), options);
+  await stack.faults("");
+  const { vmId, volumeId } = created.outputs as { vmId: string; volumeId: string };
+  expect(await stack.api.getVolume({ params: { id: volumeId } })).toMatchObject({ virtualMachineId: vmId });
+  const attaches = (await stack.requests(mark)).filter((r) => r.route === "attachVolume");
+  expect(attaches.map((r) => r.status)).toEqual([503, 202]);
 });
