@@ -404,6 +404,12 @@ describe("functions", () => {
     const made = (await world.api.createNetwork({
       body: { name: "inv-lookup", datacenterId: fra!.id, networkType: "standard" },
     })) as { id: string };
+    // Both lookups must read the same record: wait out the create job (status and updatedAt change when it ends).
+    await expect
+      .poll(async () => ((await world.api.getNetwork({ params: { id: made.id } })) as { status: string }).status, {
+        timeout: 10_000,
+      })
+      .toBe("Active");
     const byName = await driver.invoke("cloudinfra:index:getNetwork", { name: "inv-lookup" });
     expect(byName.result).toMatchObject({ id: made.id, name: "inv-lookup", datacenterId: fra!.id });
     const byId = await driver.invoke("cloudinfra:index:getNetwork", { id: made.id });
