@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Secret, TOTP } from "otpauth";
 import { getSetCookies, Headers, type Cookie } from "undici";
 import { SignInResult } from "../api";
+import { CodedError } from "./error-codes";
 import { ApiError } from "./errors";
 import type { Redactor } from "./redact";
 
@@ -113,7 +114,7 @@ export class Authenticator {
   /** Signs in (once for all concurrent callers) and resolves to the new session token. */
   signIn(signal?: AbortSignal): Promise<string> {
     if (!("password" in this.auth))
-      return Promise.reject(new Error("This client does not sign in: it has no password"));
+      return Promise.reject(new CodedError("SIGN_IN_UNAVAILABLE", "This client does not sign in: it has no password"));
     if (this.refused) return Promise.reject(this.refused);
     this.signingIn ??= this.performSignIn(this.auth, signal).finally(() => {
       this.signingIn = null;

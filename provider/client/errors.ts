@@ -1,5 +1,6 @@
 import { inspect } from "node:util";
 import type * as api from "../api";
+import { CodedError } from "./error-codes";
 import { patternRedactor, type Redactor } from "./redact";
 
 /**
@@ -37,7 +38,10 @@ type Job = JobRecord;
 export interface ApiErrorInit {
   /** HTTP status; 0 when no response was received (network failure, or the request was never sent). */
   status: number;
-  /** The API's error code (`error` of the envelope), or one of ours: NETWORK_ERROR, INVALID_RESPONSE, ... */
+  /**
+   * The API's error code (`error` of the envelope), or one of ours: NETWORK_ERROR, INVALID_RESPONSE, HTTP_<status>,
+   * ... Every one is documented in the catalogue (./error-codes).
+   */
   code: string;
   /** The server's (or our) human-readable explanation, without the request summary. */
   message: string;
@@ -172,9 +176,10 @@ export class RequestValidationError extends ApiError {
 }
 
 /** A job ended with status `failed`. Carries the job record; the message includes the job's error text. */
-export class JobFailedError extends Error {
+export class JobFailedError extends CodedError {
   constructor(readonly job: Job) {
     super(
+      "JOB_FAILED",
       `Job ${job.id} (${job.operation ?? job.resourceType}${job.resourceId ? ` of ${job.resourceId}` : ""}) failed: ${
         job.error ?? "no error text given"
       }`,
@@ -183,7 +188,7 @@ export class JobFailedError extends Error {
 }
 
 /** A wait for a job gave up after its timeout; the job may still finish later. */
-export class JobTimeoutError extends Error {
+export class JobTimeoutError extends CodedError {
   constructor(
     readonly jobId: string,
     readonly timeoutMs: number,
@@ -191,17 +196,18 @@ export class JobTimeoutError extends Error {
     readonly lastSeen: Job | undefined,
   ) {
     const state = lastSeen ? `last seen ${lastSeen.status} at ${lastSeen.progress}%` : "never seen by a poll";
-    super(`Timed out after ${timeoutMs} ms waiting for job ${jobId} (${state})`);
+    super("JOB_TIMEOUT", `Timed out after ${timeoutMs} ms waiting for job ${jobId} (${state})`);
   }
 }
 
 /** A job id was absent from several consecutive polls: unknown, another tenant's, or expired. */
-export class JobNotFoundError extends Error {
+export class JobNotFoundError extends CodedError {
   constructor(
     readonly jobId: string,
     readonly polls: number,
   ) {
     super(
+      "JOB_NOT_FOUND",
       `Job ${jobId} was absent from ${polls} consecutive polls of POST /resource/jobs: ` +
         `the id is unknown, belongs to another tenant, or the job has expired`,
     );
@@ -209,9 +215,9 @@ export class JobNotFoundError extends Error {
 }
 
 /** The client was closed while the operation was pending. */
-export class ClientClosedError extends Error {
+export class ClientClosedError extends CodedError {
   constructor(what = "operation") {
-    super(`The client was closed; the pending ${what} was abandoned`);
+    super("CLIENT_CLOSED", `The client was closed; the pending ${what} was abandoned`);
   }
 }
 

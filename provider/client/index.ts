@@ -25,6 +25,15 @@ export {
   type RequestIssue,
 } from "./errors";
 export {
+  CodedError,
+  errorCatalogue,
+  errorCodeOf,
+  errorEntry,
+  raiseJobTimeout,
+  type ErrorCodeName,
+  type ErrorEntry,
+} from "./error-codes";
+export {
   BatchedDeleter,
   batchedDeleterOf,
   type BatchedDeleterOptions,

@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { Uuid, type Job } from "../api";
+import { CodedError } from "./error-codes";
 import { ApiError, ClientClosedError, JobFailedError, JobNotFoundError, JobTimeoutError } from "./errors";
 
 export interface JobWaiterOptions {
@@ -199,7 +200,7 @@ export class JobWaiter {
   wait(jobId: string, options: WaitOptions = {}): Promise<Job> {
     if (this.closed) return Promise.reject(new ClientClosedError("job wait"));
     if (!Uuid.safeParse(jobId).success) {
-      return Promise.reject(new Error(`Cannot wait for job "${jobId}": job ids are UUIDs`));
+      return Promise.reject(new CodedError("JOB_ID_INVALID", `Cannot wait for job "${jobId}": job ids are UUIDs`));
     }
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
     return new Promise<Job>((resolve, reject) => {

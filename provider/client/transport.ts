@@ -272,9 +272,12 @@ export class Transport {
       url = new URL(options.baseUrl);
       if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError("not http(s)");
     } catch {
-      throw new TypeError(
-        `The API base URL ${JSON.stringify(options.baseUrl)} (${this.labels.baseUrl}) is not an http(s) URL: ` +
-          "give the API's full URL ending in /v1, e.g. https://api.example.com/v1",
+      throw Object.assign(
+        new TypeError(
+          `The API base URL ${JSON.stringify(options.baseUrl)} (${this.labels.baseUrl}) is not an http(s) URL: ` +
+            "give the API's full URL ending in /v1, e.g. https://api.example.com/v1",
+        ),
+        { code: "BASE_URL_INVALID" as const },
       );
     }
     this.origin = url.origin;
