@@ -3,10 +3,12 @@
  * generated from its schema (provider/plugin/schema.json): every input and output with its type, description, how a
  * change applies (in place, replaces, output only) and whether it is secret; object types with their properties; a
  * placeholder example in TypeScript and YAML; the import id. Never edited by hand: a test fails when the committed
- * pages differ from what this makes of the committed schema. Run after `npm run schema`.
+ * pages differ from what this makes of the committed schema. Run after `npm run schema`. It also regenerates two
+ * tables of README.md: the inputs the API does not report back, and the error codes with what to do about each.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { errorCatalogue } from "../provider/client/error-codes";
 import { kinds, type KindName } from "../provider/resources";
 import { repositoryRoot } from "./pulumi-cli";
 
@@ -528,9 +530,36 @@ export async function writeReference(root: string = repositoryRoot()): Promise<M
   return pages;
 }
 
-const unreportedStart =
-  "<!-- unreported-inputs: generated from the kinds' inputFields; test/readme/readme.test.ts checks it -->";
-const unreportedEnd = "<!-- /unreported-inputs -->";
+/** A generated block of README.md: a table between two HTML comments, made anew by `npm run docs`. */
+interface ReadmeTable {
+  start: string;
+  end: string;
+  header: string[];
+  rows: () => string[][];
+}
+
+/** The inputs the documented API does not report back (rows of kind, input, when it is read back). */
+export const unreportedInputsTable: ReadmeTable = {
+  start: "<!-- unreported-inputs: generated from the kinds' inputFields; test/readme/readme.test.ts checks it -->",
+  end: "<!-- /unreported-inputs -->",
+  header: ["kind", "input", "reported back"],
+  rows: () => unreportedInputs(),
+};
+
+/** The error codes, from the catalogue (provider/client/error-codes.ts): code, raised by, meaning, what to do. */
+export const errorCodesTable: ReadmeTable = {
+  start:
+    "<!-- error-codes: generated from provider/client/error-codes.ts; test/tools/error-catalogue.test.ts checks it -->",
+  end: "<!-- /error-codes -->",
+  header: ["code", "raised by", "what it means", "what to do"],
+  rows: () =>
+    Object.entries(errorCatalogue).map(([code, entry]) => [
+      code === "HTTP_STATUS" ? "`HTTP_<status>`" : `\`${code}\``,
+      entry.origin === "api" ? "the API" : "the provider",
+      entry.summary,
+      entry.fix,
+    ]),
+};
 
 /**
  * The inputs the documented API does not report back, from the kinds' declarations (provider/resources/fields.ts):
@@ -550,13 +579,18 @@ export function unreportedInputs(): [string, string, string][] {
   );
 }
 
-/** The rows of the README's table of unreported inputs, as cells. */
-export function readmeUnreportedInputs(readme: string): string[][] {
-  const start = readme.indexOf(unreportedStart);
-  const end = readme.indexOf(unreportedEnd);
-  if (start < 0 || end < start) throw new Error(`README.md lacks the block ${unreportedStart} … ${unreportedEnd}`);
+function blockBounds(readme: string, table: ReadmeTable): [number, number] {
+  const start = readme.indexOf(table.start);
+  const end = readme.indexOf(table.end);
+  if (start < 0 || end < start) throw new Error(`README.md lacks the block ${table.start} … ${table.end}`);
+  return [start, end];
+}
+
+/** The rows of one of README.md's generated tables, as cells (without the header). */
+export function readmeTableRows(readme: string, table: ReadmeTable): string[][] {
+  const [start, end] = blockBounds(readme, table);
   return readme
-    .slice(start + unreportedStart.length, end)
+    .slice(start + table.start.length, end)
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line.startsWith("|"))
@@ -569,15 +603,18 @@ export function readmeUnreportedInputs(readme: string): string[][] {
     );
 }
 
-/** `readme` with its table of unreported inputs made anew (formatted by Prettier afterwards). */
-function withUnreportedInputs(readme: string): string {
-  const start = readme.indexOf(unreportedStart);
-  const end = readme.indexOf(unreportedEnd);
-  if (start < 0 || end < start) throw new Error(`README.md lacks the block ${unreportedStart} … ${unreportedEnd}`);
+/** The rows of the README's table of unreported inputs, as cells. */
+export function readmeUnreportedInputs(readme: string): string[][] {
+  return readmeTableRows(readme, unreportedInputsTable);
+}
+
+/** `readme` with one generated table made anew (formatted by Prettier afterwards). */
+function withTable(readme: string, table: ReadmeTable): string {
+  const [start, end] = blockBounds(readme, table);
   const indent = readme.slice(readme.lastIndexOf("\n", start) + 1, start);
-  const rows = [["kind", "input", "reported back"], ["---", "---", "---"], ...unreportedInputs()];
-  const table = rows.map((cells) => `${indent}| ${cells.join(" | ")} |`).join("\n");
-  return `${readme.slice(0, start)}${unreportedStart}\n\n${table}\n\n${indent}${readme.slice(end)}`;
+  const rows = [table.header, table.header.map(() => "---"), ...table.rows()];
+  const text = rows.map((cells) => `${indent}| ${cells.join(" | ")} |`).join("\n");
+  return `${readme.slice(0, start)}${table.start}\n\n${text}\n\n${indent}${readme.slice(end)}`;
 }
 
 async function main(): Promise<void> {
@@ -587,9 +624,9 @@ async function main(): Promise<void> {
   const readme = path.join(root, "README.md");
   const prettier = await import("prettier");
   const options = (await prettier.resolveConfig(readme)) ?? {};
-  const text = withUnreportedInputs(fs.readFileSync(readme, "utf8"));
+  const text = [unreportedInputsTable, errorCodesTable].reduce(withTable, fs.readFileSync(readme, "utf8"));
   fs.writeFileSync(readme, await prettier.format(text, { ...options, parser: "markdown" }));
-  process.stdout.write("wrote README.md's table of the inputs the API does not report back\n");
+  process.stdout.write("wrote README.md's tables of the inputs the API does not report back and of the error codes\n");
 }
 
 if (require.main === module) {
