@@ -4,6 +4,7 @@ import { MockAgent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ApiError,
+  Authenticator,
   CloudClient,
   JobFailedError,
   Redactor,
@@ -338,10 +339,30 @@ describe("job failures", () => {
     });
     const error = await client.jobs.wait(created.jobId).catch((e) => e);
     expect(error).toBeInstanceOf(JobFailedError);
+    expect(error.code).toBe("JOB_FAILED");
     expect(error.job).toMatchObject({ id: created.jobId, status: "failed", error: "Provider quota exceeded" });
     expect(error.message).toContain("Provider quota exceeded");
     expect(error.message).toContain(created.jobId);
     expect(h.emulator.ctx.state.jobs[created.jobId].status).toBe("failed");
     expect(h.emulator.ctx.state.volumes[created.id].status).toBe("Error");
+  });
+});
+
+describe("errors of the client's own making carry their catalogue code", () => {
+  it("a base URL that is not http(s) is a TypeError coded BASE_URL_INVALID, naming the setting", () => {
+    const make = () => new CloudClient({ baseUrl: "ftp://api.example.test/v1", auth: { apiKey: API_KEY } });
+    expect(make).toThrow(TypeError);
+    expect(make).toThrow(expect.objectContaining({ code: "BASE_URL_INVALID" }));
+    expect(make).toThrow(/the client's baseUrl option/);
+  });
+
+  it("signing in without a password is refused with SIGN_IN_UNAVAILABLE, before any request", async () => {
+    const exchanged: unknown[] = [];
+    const auth = new Authenticator({ apiKey: API_KEY }, new Redactor(), (...args: unknown[]) => {
+      exchanged.push(args);
+      throw new Error("no exchange expected");
+    });
+    await expect(auth.signIn()).rejects.toMatchObject({ code: "SIGN_IN_UNAVAILABLE" });
+    expect(exchanged).toEqual([]);
   });
 });

@@ -133,8 +133,18 @@ describe("JobWaiter (unit)", () => {
     store.set(id, { status: "failed", error: "volume quota exceeded" });
     const error = await waiter.wait(id).catch((e) => e);
     expect(error).toBeInstanceOf(JobFailedError);
+    expect(error.code).toBe("JOB_FAILED");
     expect(error.job).toMatchObject({ id, status: "failed" });
     expect(error.message).toContain("volume quota exceeded");
+  });
+
+  it("refuses a job id that is not a UUID with JOB_ID_INVALID, without polling", async () => {
+    const store = fakeJobs();
+    const waiter = new JobWaiter(store.query, fast);
+    const error = await waiter.wait("job-42").catch((e) => e);
+    expect(error).toMatchObject({ code: "JOB_ID_INVALID" });
+    expect(error.message).toContain('"job-42"');
+    expect(store.calls).toHaveLength(0);
   });
 
   it("reports an id absent from several consecutive polls, and stops polling", async () => {
@@ -143,6 +153,7 @@ describe("JobWaiter (unit)", () => {
     const ghost = randomUUID();
     const error = await waiter.wait(ghost).catch((e) => e);
     expect(error).toBeInstanceOf(JobNotFoundError);
+    expect(error).toMatchObject({ code: "JOB_NOT_FOUND", jobId: ghost, polls: 3 });
     expect(error.message).toContain(ghost);
     expect(store.calls).toHaveLength(3);
     expect(waiter.active).toBe(false);
@@ -154,6 +165,7 @@ describe("JobWaiter (unit)", () => {
     const id = store.add("in_progress", 42);
     const error = await waiter.wait(id, { timeoutMs: 60 }).catch((e) => e);
     expect(error).toBeInstanceOf(JobTimeoutError);
+    expect(error).toMatchObject({ code: "JOB_TIMEOUT", jobId: id, timeoutMs: 60 });
     expect(error.message).toContain(id);
     expect(error.message).toContain("in_progress at 42%");
     expect(waiter.awaited).toEqual([]);
@@ -221,6 +233,7 @@ describe("JobWaiter (unit)", () => {
     await sleep(15);
     waiter.close();
     await expect(pending).rejects.toBeInstanceOf(ClientClosedError);
+    await expect(pending).rejects.toMatchObject({ code: "CLIENT_CLOSED" });
     expect(waiter.active).toBe(false);
     await expect(waiter.wait(store.add())).rejects.toBeInstanceOf(ClientClosedError);
   });
