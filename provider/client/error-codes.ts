@@ -208,6 +208,41 @@ const providerCodes = {
     summary: "A change got no answer, and a lookup showed that nothing was made or changed.",
     fix: "Run `pulumi up` again: it makes the change.",
   },
+  DUPLICATES_CREATED: {
+    origin: "provider",
+    summary: "A create got no clear answer and several resources of that name now exist (the message lists them).",
+    fix: "Delete the unwanted ones (or keep one and adopt it, e.g. `adoptId`), then run `pulumi up` again.",
+  },
+  REPLACE_BLOCKED: {
+    origin: "provider",
+    summary: "A change needs a replacement that would delete what the program took over (a VM adopted by `adoptId`).",
+    fix: "Remove `adoptId` from the program first, then make the change.",
+  },
+  GPU_UNAVAILABLE: {
+    origin: "provider",
+    summary: "The GPU series is not available in that data center with that GPU count (the message lists what is).",
+    fix: "Choose `seriesId`, `datacenterId` and `gpuCount` among the combinations the message lists.",
+  },
+  LOOKUP_NO_MATCH: {
+    origin: "provider",
+    summary: "A data function found no resource with that name or id (the closest names are listed).",
+    fix: "Check the name (matched exactly, case included) or id, and `cloudinfra:entityId`.",
+  },
+  LOOKUP_AMBIGUOUS: {
+    origin: "provider",
+    summary: "A data function found several resources with that name.",
+    fix: "Look the resource up by `id` instead (the message lists the candidates).",
+  },
+  UNKNOWN_TOKEN: {
+    origin: "provider",
+    summary: "The engine asked the plugin for a resource type, function or subpackage it does not serve.",
+    fix: "Use a token the message lists; a program written for a newer provider needs that version.",
+  },
+  INTERNAL_ERROR: {
+    origin: "provider",
+    summary: "A state the provider should never reach (an in-place change of an identity, an API answer out of order).",
+    fix: "Report it with the message; `pulumi refresh` then `pulumi up` usually gets past it.",
+  },
   RESOURCE_GONE: {
     origin: "provider",
     summary: "The resource recorded in the stack no longer exists in the API.",
