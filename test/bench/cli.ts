@@ -7,8 +7,10 @@
  * peak RSS of each process the CLI ran. Figures, not assertions (shared, noisy machine); request counts are exact.
  *
  * Options (environment): BENCH_CLI_N (e.g. "200" or "200,500,1000"), BENCH_PARALLEL (the CLI's --parallel; default:
- * the CLI's own), BENCH_TIME_SCALE (10), BENCH_LIMIT (100 requests per window; 0: off), BENCH_SDKS ("dynamic,plugin").
+ * the CLI's own), BENCH_TIME_SCALE (10), BENCH_LIMIT (100 requests per window; 0: off), BENCH_SDKS ("dynamic,plugin,docs": docs is the
+ * docs-style baseline of test/bench/docs-style.ts).
  */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -19,8 +21,9 @@ import { startEmulator, type RunningEmulator } from "../../emulator/server";
 import * as sdk from "../../sdk";
 import { cliStack, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
 import { resource, useLauncher } from "../plugin/launcher";
+import { docsStyleResources } from "./docs-style";
 
-type Family = "dynamic" | "plugin";
+type Family = "dynamic" | "plugin" | "docs";
 
 interface LogEntry {
   route: string | null;
@@ -103,6 +106,61 @@ interface Row {
   groups: Record<string, number>;
   stateBytes?: number;
   rss: Record<string, number>;
+  cpu?: CliCpu;
+}
+
+/** From the CLI's own CPU profile: its CPU time, and the part spent writing checkpoints. */
+interface CliCpu {
+  totalMs: number;
+  checkpointMs: number;
+}
+
+/**
+ * The CLI run through a wrapper that adds `--profiling <BENCH_CLI_PROFILE>` to `up`, `refresh` and `destroy` (the CLI
+ * then writes a Go CPU profile, `<prefix>.<pid>.cpu`). Returns the wrapper's directory, to put first on PATH.
+ */
+function profilingWrapper(dir: string): string {
+  const real = execFileSync("sh", ["-c", "command -v pulumi"], { encoding: "utf8" }).trim();
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, "pulumi"),
+    `#!/bin/sh\ncase "$1" in up|refresh|destroy) if [ -n "$BENCH_CLI_PROFILE" ]; then exec "${real}" "$@" ` +
+      `--profiling "$BENCH_CLI_PROFILE"; fi;; esac\nexec "${real}" "$@"\n`,
+    { mode: 0o755 },
+  );
+  return dir;
+}
+
+/**
+ * Reads the CPU profile the CLI wrote (`go tool pprof`): the CLI's CPU time, and the part under the snapshot
+ * manager's `saveSnapshot` (serializing the whole state and writing the checkpoint file, once per step). The snapshot
+ * manager writes one checkpoint at a time and every step waits for its own, so this is also time the deployment
+ * spends on checkpoints. Undefined when there is no profile or no Go toolchain.
+ */
+function cliCpu(prefix: string): CliCpu | undefined {
+  const dir = path.dirname(prefix);
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith(path.basename(prefix) + "."));
+  const profile = files.find((f) => f.endsWith(".cpu"));
+  try {
+    if (profile === undefined) return undefined;
+    const top = execFileSync(
+      "go",
+      ["tool", "pprof", "-top", "-cum", "-nodecount=400", path.join(dir, profile)],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
+    );
+    const duration = (text: string) => {
+      const [, value, unit] = /^([\d.]+)(ns|us|µs|ms|s|min|h)$/.exec(text) ?? [];
+      const factor: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, min: 60_000, h: 3_600_000 };
+      return value === undefined ? 0 : Number(value) * factor[unit];
+    };
+    const total = /Total samples = (\S+)/.exec(top)?.[1] ?? "0s";
+    const line = top.split("\n").find((l) => /SnapshotManager\)\.saveSnapshot$/.test(l.trim()));
+    return { totalMs: duration(total), checkpointMs: line ? duration(line.trim().split(/\s+/)[3]) : 0 };
+  } catch {
+    return undefined;
+  } finally {
+    for (const f of files) fs.rmSync(path.join(dir, f), { force: true });
+  }
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -114,11 +172,15 @@ function program(
   n: number,
   datacenterId: string,
   sizeGb: number,
+  docsPollMs: number,
 ): Record<string, unknown> {
-  const make = (kind: keyof typeof sdk & string, name: string, props: Record<string, unknown>) =>
+  const docs = docsStyleResources(docsPollMs);
+  const make = (kind: "Network" | "Volume" | "VirtualMachine", name: string, props: Record<string, unknown>) =>
     family === "dynamic"
       ? new (sdk[kind] as unknown as new (n: string, a: unknown) => pulumi.CustomResource)(name, props)
-      : resource(kind, name, props);
+      : family === "plugin"
+        ? resource(kind, name, props)
+        : docs(kind, name, props);
   const networks = Math.max(1, Math.round(n * 0.2));
   const volumes = Math.round(n * 0.4);
   const vms = n - networks - volumes;
@@ -135,7 +197,8 @@ function program(
       datacenterId,
       imageId: 1,
       configurationId: 1,
-      networkInterfaces: [{ networkId: nets[i % networks].id }],
+      // The API's body as written by hand (the docs-style provider sends its inputs): one interface, the primary.
+      networkInterfaces: [{ networkId: nets[i % networks].id, ...(family === "docs" ? { primary: true } : {}) }],
     });
   }
   return { count: n };
@@ -155,13 +218,14 @@ export async function cliBench(): Promise<boolean> {
   const scale = Number(process.env.BENCH_TIME_SCALE ?? 10);
   const limit = Number(process.env.BENCH_LIMIT ?? 100);
   const parallel = process.env.BENCH_PARALLEL ? Number(process.env.BENCH_PARALLEL) : undefined;
-  const families = (process.env.BENCH_SDKS ?? "dynamic,plugin").split(",") as Family[];
+  const families = (process.env.BENCH_SDKS ?? "dynamic,plugin,docs").split(",") as Family[];
   // The engine's default: 4 per CPU (what --parallel defaults to).
   const engineParallel = parallel ?? 4 * os.cpus().length;
   const windowMs = 60_000 / scale;
   const job = (op: string) => realisticDurationMs[op]! / scale;
   const root = repositoryRoot();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-bench-cli-"));
+  process.env.PATH = `${profilingWrapper(path.join(work, "bin"))}${path.delimiter}${process.env.PATH}`;
   const projectSource = path.join(work, "source");
   fs.mkdirSync(projectSource);
   fs.writeFileSync(path.join(projectSource, "Pulumi.yaml"), "name: bench\nruntime: nodejs\n");
@@ -187,7 +251,8 @@ export async function cliBench(): Promise<boolean> {
             projectDir,
             backendDir: path.join(work, "backend"),
             stackName: `${family}-${n}`,
-            program: async () => program(family, `b${n}`, n, dc, 10),
+            // The docs-style provider polls "every second": 1 s of the API's time, ÷ the time scale.
+            program: async () => program(family, `b${n}`, n, dc, 10, 1000 / scale),
             config: {
               "cloudinfra:baseUrl": emulator.baseUrl,
               "cloudinfra:apiKey": { secret: emulator.bootstrap.users.admin.apiKey },
@@ -212,10 +277,13 @@ export async function cliBench(): Promise<boolean> {
             await sleep(windowMs + 200); // a fresh rate-limit window
             const mark = emulator.ctx.requestMark();
             const rss = rssSampler();
+            const profile = path.join(work, `profile-${family}-${n}-${op}`);
+            process.env.BENCH_CLI_PROFILE = profile;
             const started = performance.now();
             let failure: string | undefined;
             await run().catch((error: unknown) => (failure = String(error).slice(0, 2000)));
             const wallMs = performance.now() - started;
+            delete process.env.BENCH_CLI_PROFILE;
             const peaks = rss.stop();
             const log = await requestsAfter(emulator, mark);
             const groups: Record<string, number> = {};
@@ -231,6 +299,7 @@ export async function cliBench(): Promise<boolean> {
               tooMany: log.filter((e) => e.status === 429).length,
               groups,
               rss: peaks,
+              cpu: cliCpu(profile),
             };
             if (op === "up") row.stateBytes = JSON.stringify((await stack.exportStack()).deployment).length / n;
             rows.push(row);
@@ -267,6 +336,10 @@ function print(row: Row): void {
         : " (no bound: no jobs, under one window),") +
       ` ${per(row.requests)} req/res, 429s ${row.tooMany}` +
       (row.stateBytes !== undefined ? `, state ${(row.stateBytes / 1024).toFixed(1)} KB/res` : "") +
-      `\n      requests per resource: ${groups}\n      peak RSS MiB: ${rss}`,
+      `\n      requests per resource: ${groups}\n      peak RSS MiB: ${rss}` +
+      (row.cpu
+        ? `\n      CLI CPU ${(row.cpu.totalMs / 1000).toFixed(1)} s, of which checkpoints ` +
+          `${(row.cpu.checkpointMs / 1000).toFixed(1)} s (CLI's CPU profile, SnapshotManager.saveSnapshot)`
+        : ""),
   );
 }
