@@ -143,14 +143,21 @@ function cliCpu(prefix: string): CliCpu | undefined {
   const profile = files.find((f) => f.endsWith(".cpu"));
   try {
     if (profile === undefined) return undefined;
-    const top = execFileSync(
-      "go",
-      ["tool", "pprof", "-top", "-cum", "-nodecount=400", path.join(dir, profile)],
-      { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] },
-    );
+    const top = execFileSync("go", ["tool", "pprof", "-top", "-cum", "-nodecount=400", path.join(dir, profile)], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     const duration = (text: string) => {
       const [, value, unit] = /^([\d.]+)(ns|us|µs|ms|s|min|h)$/.exec(text) ?? [];
-      const factor: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, min: 60_000, h: 3_600_000 };
+      const factor: Record<string, number> = {
+        ns: 1e-6,
+        us: 1e-3,
+        µs: 1e-3,
+        ms: 1,
+        s: 1000,
+        min: 60_000,
+        h: 3_600_000,
+      };
       return value === undefined ? 0 : Number(value) * factor[unit];
     };
     const total = /Total samples = (\S+)/.exec(top)?.[1] ?? "0s";

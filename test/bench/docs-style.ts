@@ -9,6 +9,7 @@
  * Credentials come from `configure` (stack config `cloudinfra:baseUrl`, `cloudinfra:apiKey`), as the docs show.
  * Everything a method needs is defined inside it: the closure serializer captures nothing else but `pollMs`.
  */
+/* eslint-disable @typescript-eslint/no-explicit-any -- the docs' providers handle the API's JSON untyped; so does this one */
 import * as pulumi from "@pulumi/pulumi";
 
 type Kind = "Network" | "Volume" | "VirtualMachine";
