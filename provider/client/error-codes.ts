@@ -288,10 +288,13 @@ export function raiseJobTimeout(then: string): string {
   return `raise cloudinfra:jobTimeoutMs if the cloud is slow, then ${then}`;
 }
 
-/** An error of this package with a documented code. Its message is unchanged; the code is a property. */
+/**
+ * An error of this package with a documented code. Its message is unchanged; the code is a property. An API code is
+ * allowed too: an error that explains an ApiError (e.g. a 501 on a GPU start) may keep the API's code.
+ */
 export class CodedError extends Error {
   constructor(
-    readonly code: Exclude<ErrorCodeName, keyof typeof apiCodes>,
+    readonly code: ErrorCodeName,
     message: string,
     options?: ErrorOptions,
   ) {
