@@ -7,7 +7,8 @@
  * one name), lost (state entries whose record is gone), and `destroy` must leave nothing. Figures, not assertions.
  *
  * Options: --seeds 1-8 (or 1,3,5), --sdks dynamic,plugin, --modes continue,default (continue: `up --continue-on-error`),
- * --max-ups 8, --json FILE (every run's record). A failure is "from a fault" when its message is one the emulator
+ * --max-ups 8, --hang-minutes 6 (a CLI command still running after that long is reported as hung, with what the emulator and
+ * the CLI's output show, and interrupted), --json FILE (every run's record). A failure is "from a fault" when its message is one the emulator
  * injects (`Injected ...`) or a lost connection, "from a dependency" when a value of a resource that failed in the same
  * `up --continue-on-error` is missing; a resource that fails again, after a failure, with neither is "failed twice
  * from a fault that is gone". Seeds draw the fault probabilities, but the CLI's parallelism orders the requests, so a
@@ -17,7 +18,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { EngineEvent, Stack } from "@pulumi/pulumi/automation";
-import { startEmulator } from "../../emulator/server";
+import { type RunningEmulator, startEmulator } from "../../emulator/server";
 import { CloudClient } from "../../provider/client";
 import { cliStack, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
 import { useLauncher } from "../plugin/launcher";
@@ -118,7 +119,23 @@ interface RunRecord {
   destroyError?: string;
   /** The other errors of the ups (not tied to a resource). */
   otherErrors: string[];
+  /** CLI commands that ran longer than `--hang-minutes`, with what was seen then. */
+  hangs: Hang[];
   seconds: number;
+}
+
+/** A CLI command still running after `--hang-minutes`: the emulator's view and the CLI's last output at that time. */
+interface Hang {
+  command: string;
+  minutes: number;
+  /** Requests that arrived and were never answered (nor dropped), oldest first. */
+  unanswered: number[];
+  /** The latest requests answered. */
+  lastRequests: string[];
+  /** Jobs not ended: operation, status, target, age. */
+  openJobs: string[];
+  /** The CLI's last output lines (with the dynamic provider's log lines). */
+  output: string[];
 }
 
 /** An injected fault's own message, a lost connection, or a resource left in status Error by an injected job failure. */
@@ -153,7 +170,62 @@ async function stateEntries(stack: Stack): Promise<{ kind: string; name: string;
   });
 }
 
-async function run(seed: number, family: Family, mode: Mode, maxUps: number, work: string): Promise<RunRecord> {
+/** The emulator's admin API, as the run uses it. */
+function adminApi(emulator: RunningEmulator) {
+  const base = `${emulator.baseUrl.replace(/\/v1$/, "")}/__admin`;
+  const call = async (method: "GET" | "PUT" | "DELETE", route: string, body?: unknown) => {
+    const response = await fetch(`${base}${route}`, {
+      method,
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${method} /__admin${route}: HTTP ${response.status} ${await response.text()}`);
+    return ((await response.json()) as { data: unknown }).data;
+  };
+  return {
+    faults: (spec: string) => (spec === "" ? call("DELETE", "/faults") : call("PUT", "/faults", { spec })),
+    requests: async () => ({
+      mark: ((await call("GET", "/requests/mark")) as { seq: number }).seq,
+      rows: (await call("GET", "/requests?limit=10000")) as {
+        seq: number;
+        time: string;
+        method: string;
+        path: string;
+        status: number;
+        durationMs: number;
+      }[],
+    }),
+  };
+}
+
+/** What a hung command leaves to see: requests never answered, the latest ones, jobs not ended, the CLI's output. */
+async function diagnose(emulator: RunningEmulator, command: string, minutes: number, output: string[]): Promise<Hang> {
+  const { mark, rows } = await adminApi(emulator).requests();
+  const seen = new Set(rows.map((r) => r.seq));
+  const oldest = rows[0]?.seq ?? 1;
+  const unanswered: number[] = [];
+  for (let seq = oldest; seq <= mark; seq++) if (!seen.has(seq)) unanswered.push(seq);
+  const now = emulator.ctx.now();
+  const openJobs = Object.values(emulator.ctx.state.jobs)
+    .filter((j) => j.status === "pending" || j.status === "in_progress")
+    .map(
+      (j) =>
+        `${j.operation} ${j.id} ${j.status} on ${j.targetId}, started ${Math.round((now - j.createdAt) / 1000)}s ago`,
+    );
+  const lastRequests = rows
+    .slice(-15)
+    .map((r) => `#${r.seq} ${r.time} ${r.method} ${r.path} ${r.status} ${r.durationMs}ms`);
+  return { command, minutes, unanswered, lastRequests, openJobs, output: output.slice(-40) };
+}
+
+async function run(
+  seed: number,
+  family: Family,
+  mode: Mode,
+  maxUps: number,
+  hangMinutes: number,
+  work: string,
+): Promise<RunRecord> {
   const started = performance.now();
   const emulator = await startEmulator({ port: 0, jobDurationMs: 300, rateLimit: 0, strictLimits: false, seed });
   const api = new CloudClient({
@@ -161,15 +233,7 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
     auth: { apiKey: emulator.bootstrap.users.admin.apiKey },
     jobs: { pollIntervalMs: 20, maxPollIntervalMs: 100 },
   });
-  const admin = `${emulator.baseUrl.replace(/\/v1$/, "")}/__admin/faults`;
-  const faults = async (spec: string) => {
-    const response = await fetch(admin, {
-      method: spec === "" ? "DELETE" : "PUT",
-      headers: spec === "" ? {} : { "content-type": "application/json" },
-      body: spec === "" ? undefined : JSON.stringify({ spec }),
-    });
-    if (!response.ok) throw new Error(`faults: HTTP ${response.status} ${await response.text()}`);
-  };
+  const { faults } = adminApi(emulator);
   const prefix = `cv${seed}${family[0]}${mode[0]}`;
   const record: RunRecord = {
     seed,
@@ -183,7 +247,37 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
     lost: [],
     destroyClean: false,
     otherErrors: [],
+    hangs: [],
     seconds: 0,
+  };
+  /**
+   * Runs one CLI command; one still running after `hangMinutes` is recorded as hung (and printed at once, while it
+   * hangs), then interrupted.
+   */
+  const watched = async <T>(
+    command: string,
+    op: (signal: AbortSignal, output: (text: string) => void) => Promise<T>,
+  ) => {
+    const lines: string[] = [];
+    const output = (text: string) => {
+      lines.push(...text.split("\n").filter((l) => l.trim() !== ""));
+      if (lines.length > 200) lines.splice(0, lines.length - 200);
+    };
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      void diagnose(emulator, command, hangMinutes, lines)
+        .then((hang) => {
+          record.hangs.push(hang);
+          console.log(`  HUNG: ${describeHang(hang)}`);
+        })
+        .catch((error: unknown) => console.log(`  HUNG: ${command} (no diagnosis: ${String(error)})`))
+        .finally(() => controller.abort());
+    }, hangMinutes * 60_000);
+    try {
+      return await op(controller.signal, output);
+    } finally {
+      clearTimeout(timer);
+    }
   };
   try {
     const users = emulator.bootstrap.users.admin;
@@ -218,12 +312,12 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
         }
       };
       await faults(convergeFaults);
-      const ok = await stack
-        .up({ color: "never", continueOnError: mode === "continue", onEvent, onOutput: () => undefined })
-        .then(
-          () => true,
-          () => false,
-        );
+      const ok = await watched(`up ${up}`, (signal, onOutput) =>
+        stack.up({ color: "never", continueOnError: mode === "continue", onEvent, onOutput, signal }),
+      ).then(
+        () => true,
+        () => false,
+      );
       await faults("");
       record.failures.push(...failed);
       if (!ok) continue;
@@ -233,8 +327,9 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
         if (step === undefined || step.op === "same" || step.type === "pulumi:pulumi:Stack") return;
         changes.push(`${step.urn.split("::").at(-1)} ${step.op} [${(step.diffs ?? []).join(",")}]`);
       };
-      const preview = { color: "never" as const, expectNoChanges: true, onEvent: onPreviewEvent, onOutput: () => {} };
-      const unchanged = await stack.preview(preview).then(
+      const unchanged = await watched(`preview after up ${up}`, (signal, onOutput) =>
+        stack.preview({ color: "never", expectNoChanges: true, onEvent: onPreviewEvent, onOutput, signal }),
+      ).then(
         () => true,
         (error: unknown) => {
           const why = changes.length > 0 ? changes.join("; ") : String(error).slice(0, 600).replace(/\s+/g, " ");
@@ -272,9 +367,11 @@ async function run(seed: number, family: Family, mode: Mode, maxUps: number, wor
       if (volume?.virtualMachineId !== vmId) record.lost.push(`${s.name} (${s.id})`);
     }
 
-    await stack.destroy({ color: "never", onOutput: () => undefined }).catch((error: unknown) => {
-      record.destroyError = firstLine(String(error).split("error:").slice(1).join("error:") || String(error));
-    });
+    await watched("destroy", (signal, onOutput) => stack.destroy({ color: "never", onOutput, signal })).catch(
+      (error: unknown) => {
+        record.destroyError = firstLine(String(error).split("error:").slice(1).join("error:") || String(error));
+      },
+    );
     const left = Object.values(await recordsInApi(api, prefix)).flat();
     record.destroyClean = record.destroyError === undefined && left.length === 0;
     await stack.workspace.removeStack(stack.name, { force: true }).catch(() => undefined);
@@ -298,6 +395,18 @@ function option(name: string, fallback: string): string {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
 }
 
+function describeHang(h: Hang): string {
+  const lines = [
+    `${h.command} still running after ${h.minutes} min; requests never answered: ${h.unanswered.length > 0 ? h.unanswered.map((n) => `#${n}`).join(", ") : "none"}`,
+    `jobs not ended: ${h.openJobs.length > 0 ? h.openJobs.join("; ") : "none"}`,
+    "latest requests:",
+    ...h.lastRequests.map((r) => `  ${r}`),
+    "CLI output:",
+    ...h.output.map((l) => `  ${l}`),
+  ];
+  return lines.join("\n      ");
+}
+
 function row(r: RunRecord): string {
   const cells = [
     String(r.seed),
@@ -311,6 +420,7 @@ function row(r: RunRecord): string {
     String(r.duplicates.length),
     String(r.lost.length),
     r.destroyClean ? "yes" : "NO",
+    String(r.hangs.length),
     `${r.seconds}s`,
   ];
   return `| ${cells.join(" | ")} |`;
@@ -324,6 +434,7 @@ async function main(): Promise<void> {
   const families = option("sdks", "dynamic,plugin").split(",") as Family[];
   const modes = option("modes", "continue,default").split(",") as Mode[];
   const maxUps = Number(option("max-ups", "8"));
+  const hangMinutes = Number(option("hang-minutes", "6"));
   const json = process.argv.includes("--json") ? option("json", "") : undefined;
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-converge-"));
   fs.mkdirSync(path.join(work, "source"));
@@ -333,19 +444,20 @@ async function main(): Promise<void> {
     `faults: ${convergeFaults.split(";").slice(0, 5).join("; ")}; lost answers on ${mutatingRoutes.length} routes`,
   );
   const header =
-    "| seed | SDK | mode | ups | failures | other cause | failed twice (fault gone) | leaks | duplicates | lost | destroy clean | time |";
+    "| seed | SDK | mode | ups | failures | other cause | failed twice (fault gone) | leaks | duplicates | lost | destroy clean | hung | time |";
   const records: RunRecord[] = [];
   try {
     for (const seed of seeds) {
       for (const family of families) {
         for (const mode of modes) {
-          const r = await run(seed, family, mode, maxUps, work);
+          const r = await run(seed, family, mode, maxUps, hangMinutes, work);
           records.push(r);
           console.log(`${header}\n${row(r)}`);
           for (const f of r.failures) {
             console.log(`    up ${f.up} ${f.resource} [${f.cause}]: ${f.message}`);
           }
           for (const e of r.otherErrors) console.log(`    ${e}`);
+          for (const h of r.hangs) console.log(`    hung: ${describeHang(h)}`);
           for (const x of [...r.leaks, ...r.duplicates, ...r.lost]) console.log(`    ${x}`);
           if (r.destroyError) console.log(`    destroy: ${r.destroyError}`);
           if (json) fs.writeFileSync(json, JSON.stringify(records, null, 1));
@@ -355,7 +467,7 @@ async function main(): Promise<void> {
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
-  console.log(`\n${records.length} runs\n${header}\n|${"---|".repeat(12)}`);
+  console.log(`\n${records.length} runs\n${header}\n|${"---|".repeat(13)}`);
   for (const r of records) console.log(row(r));
 }
 
