@@ -1,18 +1,22 @@
 /**
- * The hosts the lifecycle table runs on, each as a {@link HostStack}: the test harness (dynamic SDK), the real CLI
- * with either SDK (inline programs), and the real CLI with Pulumi's YAML host (a Pulumi.yaml rendered from the same
- * program). A table program is plain data: rendered here to SDK resources or to YAML.
+ * The hosts the lifecycle table runs on, each as a {@link HostStack}: the test harness (dynamic SDK), the plugin
+ * through the gRPC driver (a small engine here), the real CLI with either SDK (inline programs), and the real CLI with
+ * Pulumi's YAML host (a Pulumi.yaml rendered from the same program). A table program is plain data: rendered here to SDK resources or to YAML.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import type * as grpc from "@grpc/grpc-js";
 import { CommandError, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
+import * as provider from "@pulumi/pulumi/proto/provider_pb";
 import { destroy, preview, refresh, up, type RunOptions, type RunResult } from "../harness";
+import { initFailureOf } from "../harness/host";
 import { readStateFile } from "../harness/state";
-import { revealMap, SIG_KEY } from "../harness/wire";
+import { revealMap, SIG_KEY, type WireMap } from "../harness/wire";
 import { register, type Family } from "../e2e/every-kind";
 import { DYNAMIC_TYPE, type CliWorld } from "../e2e/helpers";
 import { yamlProject } from "../e2e/yaml-host";
+import { secret as rpcSecret, type Driver } from "../plugin/driver";
 import { TOKEN } from "../plugin/launcher";
 import type { HostStack, Outcome } from "./run";
 import { isRef, isSecretInput, type InState, type Op, type Program } from "./table";
@@ -179,4 +183,157 @@ export async function cliYamlStack(world: CliWorld, pluginDir: string): Promise<
   const stack = await world.stack(dir, undefined, lifecycleConfig(world));
   const file = path.join(stack.workspace.workDir, "Pulumi.yaml");
   return cliHostStack(stack, (program) => fs.writeFileSync(file, yamlProgram(program, pluginDir)));
+}
+
+// ---------------------------------------------------------------- the plugin through the gRPC driver
+
+/** The driver's settings from stack config: `cloudinfra:` keys without their namespace, secrets in wire form. */
+export function pluginSettings(config: Record<string, string | { secret: string }>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(config)
+      .filter(([key]) => key.startsWith("cloudinfra:"))
+      .map(([key, value]) => [
+        key.slice("cloudinfra:".length),
+        typeof value === "string" ? value : rpcSecret(value.secret),
+      ]),
+  );
+}
+
+interface Recorded extends InState {
+  kind: string;
+  inputs: Record<string, unknown>;
+}
+
+/**
+ * A stack played by a small engine of our own over the gRPC driver: Check, then Create, or Diff and Update, Replace
+ * (create-first, or delete-first when Diff says so) or nothing; resources no longer declared are deleted last, in
+ * reverse order. A Create or Update refused with an initialization failure is recorded with its id and reasons, as
+ * the engine does. Errors do not stop the other resources (the CLI's `--continue-on-error`).
+ */
+export function rpcStack(driver: Driver): HostStack {
+  const state = new Map<string, Recorded>();
+  const message = (name: string, error: unknown) => `${name}: ${(error as grpc.ServiceError).details ?? String(error)}`;
+  const failuresText = (name: string, failures: { property: string; reason: string }[]) =>
+    `${name}: Check failed: ${failures.map((f) => `${f.property}: ${f.reason}`).join("; ")}`;
+  const inputsOf = (program: Program, name: string, ids: Record<string, string>) =>
+    mapInputs(program[name]!.inputs, (leaf) =>
+      isRef(leaf) ? ids[leaf.ref] : rpcSecret((leaf as { secret: string }).secret),
+    ) as Record<string, unknown>;
+  /** Create, recording an initialization failure. */
+  const create = async (name: string, kind: string, inputs: Record<string, unknown>) => {
+    try {
+      const made = await driver.create(kind, name, inputs);
+      state.set(name, { kind, id: made.id, inputs, outputs: made.outs, initErrors: [] });
+    } catch (error) {
+      const failed = initFailureOf(error as grpc.ServiceError);
+      if (failed === undefined) throw error;
+      state.set(name, { kind, id: failed.id, inputs, outputs: failed.properties, initErrors: failed.reasons });
+      throw error;
+    }
+  };
+  const remove = async (name: string, recorded: Recorded) => {
+    await driver.delete(recorded.kind, name, recorded.id, recorded.outputs);
+    if (state.get(name) === recorded) state.delete(name);
+  };
+  return {
+    async up(program) {
+      const ops: Record<string, Op> = {};
+      const errors: string[] = [];
+      const ids: Record<string, string> = {};
+      const replaced: [string, Recorded][] = [];
+      for (const [name, { kind }] of Object.entries(program)) {
+        const refs = JSON.stringify(program[name]!.inputs).match(/"ref":"[^"]+"/g) ?? [];
+        if (refs.some((r) => ids[r.slice(7, -1)] === undefined)) continue;
+        const old = state.get(name);
+        const news = inputsOf(program, name, ids);
+        try {
+          const checked = await driver.check(kind, news, old?.inputs ?? {});
+          if (checked.failures.length > 0) throw new Error(failuresText(name, checked.failures));
+          if (old === undefined) {
+            ops[name] = "create";
+            await create(name, kind, checked.inputs);
+          } else {
+            const diff = await driver.diff(kind, old.id, old.outputs, checked.inputs, old.inputs);
+            const changed = diff.getChanges() === provider.DiffResponse.DiffChanges.DIFF_SOME;
+            if (diff.getReplacesList().length > 0) {
+              const fresh = (await driver.check(kind, news, {})).inputs;
+              if (diff.getDeletebeforereplace()) {
+                ops[name] = "replace-delete-first";
+                await remove(name, old);
+              } else {
+                ops[name] = "replace";
+                replaced.push([name, old]);
+              }
+              await create(name, kind, fresh);
+            } else if (changed || old.initErrors.length > 0) {
+              ops[name] = "update";
+              try {
+                const outputs = await driver.update(kind, name, old.id, old.outputs, checked.inputs);
+                state.set(name, { ...old, inputs: checked.inputs, outputs, initErrors: [] });
+              } catch (error) {
+                const failed = initFailureOf(error as grpc.ServiceError);
+                if (failed !== undefined)
+                  state.set(name, { ...old, outputs: failed.properties, initErrors: failed.reasons });
+                throw error;
+              }
+            } else {
+              ops[name] = "same";
+              state.set(name, { ...old, inputs: checked.inputs });
+            }
+          }
+          ids[name] = state.get(name)!.id;
+        } catch (error) {
+          errors.push(error instanceof Error && !("details" in error) ? error.message : message(name, error));
+          if (state.get(name)?.initErrors.length) ids[name] = state.get(name)!.id;
+        }
+      }
+      if (errors.length === 0) {
+        const gone = [...state.entries()].filter(([name]) => program[name] === undefined).reverse();
+        for (const [name, recorded] of [...gone, ...replaced]) {
+          if (program[name] === undefined) ops[name] = "delete";
+          await remove(name, recorded).catch((error: unknown) => errors.push(message(name, error)));
+        }
+      }
+      return { ops, error: errors.length === 0 ? undefined : errors.join("\n") };
+    },
+    async preview(program) {
+      const errors: string[] = [];
+      for (const [name, { kind }] of Object.entries(program)) {
+        const ids = Object.fromEntries([...state.entries()].map(([n, r]) => [n, r.id]));
+        const checked = await driver.check(kind, inputsOf(program, name, ids), state.get(name)?.inputs ?? {});
+        if (checked.failures.length > 0) errors.push(failuresText(name, checked.failures));
+      }
+      return { ops: {}, error: errors.length === 0 ? undefined : errors.join("\n") };
+    },
+    async refresh() {
+      const errors: string[] = [];
+      for (const [name, recorded] of [...state.entries()]) {
+        try {
+          const read = await driver.read(recorded.kind, name, recorded.id, recorded.outputs, recorded.inputs);
+          if (read.id === "") state.delete(name);
+          else state.set(name, { ...recorded, outputs: read.outs });
+        } catch (error) {
+          errors.push(message(name, error));
+        }
+      }
+      return { ops: {}, error: errors.length === 0 ? undefined : errors.join("\n") };
+    },
+    async destroy() {
+      const ops: Record<string, Op> = {};
+      const errors: string[] = [];
+      for (const [name, recorded] of [...state.entries()].reverse()) {
+        ops[name] = "delete";
+        await remove(name, recorded).catch((error: unknown) => errors.push(message(name, error)));
+      }
+      return { ops, error: errors.length === 0 ? undefined : errors.join("\n") };
+    },
+    async state() {
+      return Object.fromEntries(
+        [...state.entries()].map(([name, r]) => [
+          name,
+          { id: r.id, outputs: revealMap(r.outputs as WireMap), initErrors: r.initErrors } satisfies InState,
+        ]),
+      );
+    },
+  };
 }
