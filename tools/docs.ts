@@ -442,8 +442,10 @@ function indexPage(schema: PackageSchema, pages: { file: string; token: string; 
     "outputs with their types, how a change of each input applies, which are secret, the object types it uses, an",
     "example in TypeScript and YAML, and the id `pulumi import` takes. The dynamic resources of `@cloudinfra/pulumi`",
     "(type tokens `pulumi-nodejs:dynamic/cloudinfra:<Kind>`) take the same inputs and have the same outputs; they",
-    "cannot be imported (use `adopt: true` where a kind offers it). A YAML program or a program using",
-    `\`${schema.language?.nodejs?.packageName ?? "the plugin's SDK"}\` names the plugin in its \`Pulumi.yaml\`:`,
+    "cannot be imported (use `adopt: true` where a kind offers it). The TypeScript examples import",
+    `\`${schema.language?.nodejs?.packageName ?? "the plugin's SDK"}\`, the SDK \`pulumi package add\` generates and installs`,
+    "(the package bundles the same SDK as `@cloudinfra/pulumi/plugin`: see the README's plugin section). A YAML",
+    "program, or a program using the bundled SDK, names the plugin in its `Pulumi.yaml`:",
     "",
     ...fence("yaml", [
       "plugins:",

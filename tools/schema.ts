@@ -352,7 +352,10 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     resources,
     functions,
     types: Object.fromEntries(Object.entries(sink.types).sort(([a], [b]) => a.localeCompare(b))),
-    language: { nodejs: { packageName: "@cloudinfra/pulumi/plugin" } },
+    // The npm name `pulumi package add` installs the generated SDK under, and the one `pulumi import` code imports
+    // (Pulumi's Node.js codegen uses this one name for both). The package bundles the same SDK at the subpath
+    // @cloudinfra/pulumi/plugin (sdk/plugin), which npm refuses as a package name.
+    language: { nodejs: { packageName: "@cloudinfra/pulumi-plugin" } },
   };
 }
 

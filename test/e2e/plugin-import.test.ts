@@ -90,15 +90,19 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
       expect(imported.find((r) => r.urn.endsWith(`::${name}`))?.id).toBe(id);
     }
 
-    // The code imports the plugin's SDK, declares each resource with the values the API holds, and type-checks.
+    // The code imports the plugin's SDK under the name `pulumi package add` installs it as (the schema's Node.js
+    // package name), and declares each resource with the values the API holds.
     const code = result.generatedCode;
-    expect(code).toContain('import * as cloudinfra from "@cloudinfra/pulumi/plugin";');
+    expect(code).toContain('import * as cloudinfra from "@cloudinfra/pulumi-plugin";');
     for (const [name, kind] of Object.entries(kinds)) expect(code).toContain(`new cloudinfra.${kind}("${name}", {`);
     expect(code).toContain('name: "imp-net"');
     // The VM's interface as its input declares it (the API's NIC also has an id and an address), on the imported network.
     expect(code).toMatch(/networkInterfaces: \[\{\s*networkId: net\.id,\s*primary: true,?\s*\}\]/);
+    // This project has only the installed package (no `pulumi package add`, see test/e2e/package-dir.test.ts): the
+    // README's one-line change to its bundled SDK makes it the program, which type-checks.
+    const bundled = code.replace('from "@cloudinfra/pulumi-plugin";', 'from "@cloudinfra/pulumi/plugin";');
     const dir = stack.workspace.workDir;
-    fs.writeFileSync(path.join(dir, "index.ts"), code);
+    fs.writeFileSync(path.join(dir, "index.ts"), bundled);
     typeCheck(dir, "index.ts");
 
     await stack.preview({ color: "never", expectNoChanges: true });

@@ -60,6 +60,11 @@ export function packagePaths(root: string): Record<string, string[]> {
     const source = target.types.replace(/^\.\/dist\//, "").replace(/\.d\.ts$/, ".ts");
     paths[path.posix.join(manifest.name, entry)] = [path.join(root, source)];
   }
+  // The plugin's SDK under the name `pulumi package add` installs it as (the schema's Node.js package name).
+  const schema = JSON.parse(fs.readFileSync(path.join(root, "provider", "plugin", "schema.json"), "utf8")) as {
+    language: { nodejs: { packageName: string } };
+  };
+  paths[schema.language.nodejs.packageName] = [path.join(root, "sdk", "plugin", "index.ts")];
   return paths;
 }
 
