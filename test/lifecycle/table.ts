@@ -224,7 +224,18 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
   const userRead = (api: CloudClient) => (id: string) => api.getUser({ params: { id } });
 
   // ------------------------------------------------------------ VirtualMachine
-  const vm = (inputs: Record<string, unknown>): Program => ({
+  /** The VM, and beside it one whose rescue mode the program declares (`vmx`, in rescue unless told otherwise). */
+  const vm = (inputs: Record<string, unknown>, rescued = true): Program => ({
+    vmx: {
+      kind: "VirtualMachine",
+      inputs: {
+        name: `${P}-vmx`,
+        datacenterId: f.fra,
+        imageId: 1,
+        configurationId: 1,
+        ...(rescued ? { rescue: { sourceType: "catalog", sourceImageId: f.rescueImage.id } } : {}),
+      },
+    },
     vm: {
       kind: "VirtualMachine",
       inputs: {
@@ -245,19 +256,31 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
     main: {
       create: {
         declare: () => vm({}),
-        ops: { vm: "create" },
+        ops: { vm: "create", vmx: "create" },
         api: async (ctx) => {
           const live = await ctx.api.getVm({ params: { id: idOf(ctx, "vm") } });
           expect(live.status).toBe("Running");
           expect(live.virtualMachine).toMatchObject({ name: `${P}-vm`, imageId: 1, configurationId: 1 });
+          expect((await ctx.api.getVm({ params: { id: idOf(ctx, "vmx") } })).status).toBe("Rescued");
+          expect(await ctx.api.getRescue({ params: { id: idOf(ctx, "vmx") } })).toMatchObject({
+            rescued: true,
+            image: { id: f.rescueImage.id },
+          });
+          expect(ctx.state.vmx?.outputs).toMatchObject({ rescued: true, rescueImage: { id: f.rescueImage.id } });
         },
       },
       same: { ops: { vm: "same" }, api: quiet("vm") },
       refresh: { ops: { vm: "same" } },
       update: {
-        declare: () => vm(vmChanged),
-        ops: { vm: "update" },
+        // vmx: `rescue` removed from the program: the VM leaves rescue mode
+        declare: () => vm(vmChanged, false),
+        ops: { vm: "update", vmx: "update" },
         api: async (ctx) => {
+          expect(await ctx.api.getRescue({ params: { id: idOf(ctx, "vmx") } })).toEqual({
+            rescued: false,
+            image: null,
+          });
+          expect((await ctx.api.getVm({ params: { id: idOf(ctx, "vmx") } })).status).toBe("Running");
           expect(idOf(ctx, "vm")).toBe(priorId(ctx, "vm"));
           const live = await ctx.api.getVm({ params: { id: idOf(ctx, "vm") } });
           expect(live.status).toBe("Running");
@@ -266,12 +289,14 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
             configurationId: f.medium.id,
             cpu: f.medium.cpu,
           });
-          expect(mutationsOf(ctx, idOf(ctx, "vm"))).toEqual(expect.arrayContaining(["updateVm", "resizeVm"]));
+          expect(mutationsOf(ctx, idOf(ctx, "vm"))).toEqual(
+            expect.arrayContaining(["updateVm", "resizeVm", "resetVm"]),
+          );
         },
       },
       replace: {
-        declare: () => vm({ ...vmChanged, imageId: 2 }),
-        ops: { vm: "replace" },
+        declare: () => vm({ ...vmChanged, imageId: 2 }, false),
+        ops: { vm: "replace", vmx: "same" },
         api: async (ctx) => {
           await replacedAndGone(ctx, "vm", vmRead(ctx.api));
           const live = await ctx.api.getVm({ params: { id: idOf(ctx, "vm") } });
@@ -283,38 +308,46 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         before: async (ctx) => {
           const id = ctx.state.vm!.id;
           await ctx.api.updateVm({ params: { id }, body: { name: "vm-by-hand" } });
+          await ctx.api.stopVm({ params: { id } });
           const { jobId } = await ctx.api.rescueVm({
-            params: { id },
+            params: { id: ctx.state.vmx!.id },
             body: { sourceType: "catalog", sourceImageId: f.rescueImage.id },
           });
           await ctx.api.jobs.wait(jobId);
         },
-        ops: { vm: "changed" },
+        ops: { vm: "changed", vmx: "changed" },
         api: async (ctx) => {
-          expect(ctx.state.vm?.outputs).toMatchObject({ name: "vm-by-hand", rescued: true });
+          expect(ctx.state.vm?.outputs).toMatchObject({ name: "vm-by-hand", powerState: "stopped" });
+          expect(ctx.state.vmx?.outputs).toMatchObject({ rescued: true, rescueImage: { id: f.rescueImage.id } });
         },
       },
       repair: {
-        ops: { vm: "update" },
+        ops: { vm: "update", vmx: "update" },
         api: async (ctx) => {
           const id = idOf(ctx, "vm");
           expect(id).toBe(priorId(ctx, "vm"));
           const live = await ctx.api.getVm({ params: { id } });
           expect(live.status).toBe("Running");
           expect(live.virtualMachine.name).toBe(`${P}-vm-2`);
-          expect(await ctx.api.getRescue({ params: { id } })).toEqual({ rescued: false, image: null });
+          expect(await ctx.api.getRescue({ params: { id: idOf(ctx, "vmx") } })).toEqual({
+            rescued: false,
+            image: null,
+          });
         },
       },
       bad: {
         declare: () =>
-          vm({
-            name: "",
-            datacenterId: "not-a-uuid",
-            imageId: -1,
-            configurationId: 1.5,
-            powerState: "paused",
-            adopt: true,
-          }),
+          vm(
+            {
+              name: "",
+              datacenterId: "not-a-uuid",
+              imageId: -1,
+              configurationId: 1.5,
+              powerState: "paused",
+              adopt: true,
+            },
+            false,
+          ),
         properties: ["name", "datacenterId", "imageId", "configurationId", "powerState", "adopt"],
         reasons: ['must be "running" or "stopped"', "VM names are not unique"],
       },
@@ -868,6 +901,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => {
           expect(idOf(ctx, "net")).toBe(priorId(ctx, "net"));
           expect((await netRead(ctx.api)(idOf(ctx, "net"))).description).toBe("changed in place");
+          expect(mutationsOf(ctx, idOf(ctx, "net"))).toEqual(["updateNetwork"]);
         },
       },
       replace: {
@@ -1013,6 +1047,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => {
           expect(idOf(ctx, "group")).toBe(priorId(ctx, "group"));
           expect((await team(ctx.api, idOf(ctx, "group"))).name).toBe(`${P}-group-2`);
+          expect(mutationsOf(ctx, `/teams/${idOf(ctx, "group")}`)).toEqual(["updateTeam"]);
         },
       },
       replace: { na: "every property changes in place" },
@@ -1131,6 +1166,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => {
           expect(idOf(ctx, "user")).toBe(priorId(ctx, "user"));
           expect(await userRead(ctx.api)(idOf(ctx, "user"))).toMatchObject(named);
+          expect(mutationsOf(ctx, idOf(ctx, "user"))).toEqual(["updateUser"]);
         },
       },
       replace: {
@@ -1273,6 +1309,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => {
           expect(idOf(ctx, "key")).toBe(priorId(ctx, "key"));
           expect(secretOf(ctx)).not.toBe(priorSecret(ctx));
+          expect(mutationsOf(ctx, idOf(ctx, "key"))).toEqual(["rotateApiKey"]);
           expect(await key(ctx.api, idOf(ctx, "key"))).toMatchObject({
             status: "Active",
             start: secretOf(ctx).slice(0, 8),
