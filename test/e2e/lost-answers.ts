@@ -10,7 +10,7 @@
  * then without them: nothing left in the API (no leak).
  */
 import * as pulumi from "@pulumi/pulumi";
-import { CommandError, type Stack } from "@pulumi/pulumi/automation";
+import { CommandError, type EngineEvent, type Stack } from "@pulumi/pulumi/automation";
 import { expect } from "vitest";
 import type { CliWorld } from "./helpers";
 import { everyKindFixtures, mutatingRoutes, recordsInApi, register, type Family, type Listed } from "./every-kind";
@@ -187,7 +187,87 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
     return report;
   }
 
-  return { pass, inApi };
+  /**
+   * A replacement that deletes first (a volume of the same unique name) whose delete job fails, under
+   * `--continue-on-error`. The engine (v3.259.0) never answers the volume's registration then: the delete step is the
+   * first of the chain delete, replace, create, and its `Fail()` does nothing, where a create's or update's answers
+   * the program (pkg/resource/deploy/step.go, `DeleteStep.Fail`). The program waits for the volume forever, and so
+   * does `up`, with nothing left in flight in the provider. Seen: the delete's failure is reported, then no request
+   * reaches the API for `quietMs` while the `up` goes on: it is interrupted (as a user would, Ctrl-C). What must hold
+   * on our side: the next `up` repairs the stack (the failed volume deleted, one volume made and attached).
+   */
+  async function failedDeleteBeforeReplace(
+    prefix: string,
+    quietMs = 8_000,
+  ): Promise<{ secondUp: "ended" | "hung"; requestsAfterFailure: number }> {
+    const program = async () => {
+      const vm = make("VirtualMachine", "vm", {
+        name: `${prefix}-vm`,
+        datacenterId,
+        imageId: 1,
+        configurationId: small!.id,
+      });
+      const vol = make("Volume", "vol", { name: `${prefix}-vol`, datacenterId, volumeTypeId, sizeGb: 10 });
+      const att = make("VolumeAttachment", "att", { volumeId: vol.id, virtualMachineId: vm.id });
+      return { vm: vm.id, vol: vol.id, att: att.id };
+    };
+    const stack = await world.stack("quickstart", program, world.config, prefix);
+    // The volume's create job fails: it is recorded as failed, to be replaced by the next up.
+    await world.faults("job=volume.create,fail,count=1");
+    await stack.up({ color: "never", continueOnError: true }).catch(() => undefined);
+    const [failedVolume] = (await inApi(prefix)).vol;
+    expect(failedVolume, "the failed volume is in the API").toBeDefined();
+
+    // The replacement's delete of the failed volume fails too.
+    await world.faults("job=volume.delete,fail,count=1");
+    const controller = new AbortController();
+    let failedAt: number | undefined;
+    let mark = 0;
+    const onEvent = (event: EngineEvent) => {
+      const d = event.diagnosticEvent;
+      if (d?.severity === "error" && d.urn?.endsWith("::vol") && /Deleting volume/.test(d.message)) {
+        failedAt ??= Date.now();
+        mark = world.mark();
+      }
+    };
+    const up = stack.up({ color: "never", continueOnError: true, onEvent, signal: controller.signal }).then(
+      () => "ended" as const,
+      () => (controller.signal.aborted ? ("hung" as const) : ("ended" as const)),
+    );
+    let ended = false;
+    void up.then(() => (ended = true));
+    let requestsAfterFailure = 0;
+    // Interrupted once the failure was reported and the API has seen no request for quietMs (or after 2 minutes).
+    const deadline = Date.now() + 120_000;
+    for (let quietSince = Date.now(); !ended && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      if (failedAt === undefined) {
+        quietSince = Date.now();
+        continue;
+      }
+      const seen = (await world.requests(mark)).length;
+      if (seen > requestsAfterFailure) [requestsAfterFailure, quietSince] = [seen, Date.now()];
+      if (Date.now() - quietSince >= quietMs) controller.abort();
+    }
+    if (!ended) controller.abort();
+    const secondUp = await up;
+    await world.faults("");
+
+    // The next up repairs: the failed volume deleted, a new one made and attached to the VM, nothing else changes.
+    const result = await stack.up({ color: "never" });
+    await stack.preview({ color: "never", expectNoChanges: true });
+    const held = await inApi(prefix);
+    expect(held.vol, "one volume: the stack's").toEqual([result.outputs.vol!.value]);
+    expect(held.vol).not.toContain(failedVolume);
+    expect(await api.getVolume({ params: { id: held.vol[0]! } })).toMatchObject({
+      status: "In-use",
+      virtualMachineId: result.outputs.vm!.value,
+    });
+    await stack.destroy({ color: "never" });
+    return { secondUp, requestsAfterFailure };
+  }
+
+  return { pass, inApi, failedDeleteBeforeReplace };
 }
 
 /** The routes whose first answer the every-route pass must have lost: each kind's create, attach, resizes, deletes. */
