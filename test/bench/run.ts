@@ -379,7 +379,10 @@ async function pluginColdStart(): Promise<void> {
       if (start.failures.length > 0)
         throw new Error(`cold start ${i}: Check failed: ${JSON.stringify(start.failures)}`);
       starts.push(start);
-      row(`start ${i}: port printed / first Check answered`, `${ms(start.listeningMs)} / ${ms(start.answeredMs)}`);
+      row(
+        `start ${i}: port printed / first Check answered / CPU`,
+        `${ms(start.listeningMs)} / ${ms(start.answeredMs)} / ${start.cpuMs === undefined ? "-" : ms(start.cpuMs)}`,
+      );
     }
     const summary = (pick: (s: ColdStart) => number) => {
       const sorted = starts.map(pick).sort((a, b) => a - b);
@@ -395,6 +398,12 @@ async function pluginColdStart(): Promise<void> {
       "median / min: first Check answered",
       summary((s) => s.answeredMs),
     );
+    if (starts.every((s) => s.cpuMs !== undefined)) {
+      row(
+        "median / min: plugin CPU by the first Check",
+        summary((s) => s.cpuMs!),
+      );
+    }
   } finally {
     await emulator.close();
   }
