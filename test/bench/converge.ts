@@ -109,6 +109,8 @@ interface RunRecord {
   /** Ups until converged; undefined when `--max-ups` did not suffice. */
   ups?: number;
   upsRun: number;
+  /** Per up: how many injected request faults (errors, lost answers, latency) and job failures fired. */
+  fired: { requests: number; jobs: number }[];
   failures: Failure[];
   /** Resources that failed again, with a message no fault gives, after an earlier failure. */
   failedTwiceGone: string[];
@@ -184,6 +186,12 @@ function adminApi(emulator: RunningEmulator) {
   };
   return {
     faults: (spec: string) => (spec === "" ? call("DELETE", "/faults") : call("PUT", "/faults", { spec })),
+    /** How many times the current rules fired, request rules and job rules apart. */
+    fired: async () => {
+      const rules = (await call("GET", "/faults")) as { kind: "request" | "job"; fired: number }[];
+      const sum = (kind: string) => rules.filter((r) => r.kind === kind).reduce((n, r) => n + r.fired, 0);
+      return { requests: sum("request"), jobs: sum("job") };
+    },
     requests: async () => ({
       mark: ((await call("GET", "/requests/mark")) as { seq: number }).seq,
       rows: (await call("GET", "/requests?limit=10000")) as {
@@ -233,13 +241,14 @@ async function run(
     auth: { apiKey: emulator.bootstrap.users.admin.apiKey },
     jobs: { pollIntervalMs: 20, maxPollIntervalMs: 100 },
   });
-  const { faults } = adminApi(emulator);
+  const { faults, fired } = adminApi(emulator);
   const prefix = `cv${seed}${family[0]}${mode[0]}`;
   const record: RunRecord = {
     seed,
     family,
     mode,
     upsRun: 0,
+    fired: [],
     failures: [],
     failedTwiceGone: [],
     leaks: [],
@@ -260,7 +269,8 @@ async function run(
   ) => {
     const lines: string[] = [];
     const output = (text: string) => {
-      lines.push(...text.split("\n").filter((l) => l.trim() !== ""));
+      // Progress dots and blank lines say nothing about a hang.
+      lines.push(...text.split("\n").filter((l) => !/^[\s.]*$/.test(l)));
       if (lines.length > 200) lines.splice(0, lines.length - 200);
     };
     const controller = new AbortController();
@@ -318,6 +328,7 @@ async function run(
         () => true,
         () => false,
       );
+      record.fired.push(await fired());
       await faults("");
       record.failures.push(...failed);
       if (!ok) continue;
@@ -453,6 +464,9 @@ async function main(): Promise<void> {
           const r = await run(seed, family, mode, maxUps, hangMinutes, work);
           records.push(r);
           console.log(`${header}\n${row(r)}`);
+          console.log(
+            `    faults fired per up (requests/jobs): ${r.fired.map((f) => `${f.requests}/${f.jobs}`).join(", ")}`,
+          );
           for (const f of r.failures) {
             console.log(`    up ${f.up} ${f.resource} [${f.cause}]: ${f.message}`);
           }
