@@ -878,6 +878,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       inputs: { name: `${P}a-net`, datacenterId: f.fra, networkType: "standard", description: "managed", adopt },
     },
   });
+  const netChanged = { description: "changed in place", dnsServers: ["1.1.1.1"], serveDNSServersEnabled: true };
   const network: KindTable = {
     kind: "Network",
     subject: "net",
@@ -885,28 +886,36 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       create: {
         declare: () => net({}),
         ops: { net: "create" },
-        api: async (ctx) =>
-          expect(await netRead(ctx.api)(idOf(ctx, "net"))).toMatchObject({
+        api: async (ctx) => {
+          const live = await netRead(ctx.api)(idOf(ctx, "net"));
+          expect(live).toMatchObject({
             name: `${P}-net`,
             description: "as created",
             status: "Active",
+            networkType: "standard",
+            cidrBlock: "10.0.0.0/24",
             datacenter: { id: f.fra },
-          }),
+          });
+          expect(ctx.state.net?.outputs.gateway).toBe(live.gateway);
+        },
       },
       same: { ops: { net: "same" }, api: quiet("net") },
       refresh: { ops: { net: "same" } },
       update: {
-        declare: () => net({ description: "changed in place" }),
+        declare: () => net(netChanged),
         ops: { net: "update" },
         api: async (ctx) => {
           expect(idOf(ctx, "net")).toBe(priorId(ctx, "net"));
-          expect((await netRead(ctx.api)(idOf(ctx, "net"))).description).toBe("changed in place");
+          expect(await netRead(ctx.api)(idOf(ctx, "net"))).toMatchObject({
+            description: "changed in place",
+            dnsServers: ["1.1.1.1"],
+          });
           expect(mutationsOf(ctx, idOf(ctx, "net"))).toEqual(["updateNetwork"]);
         },
       },
       replace: {
         // the unique name is kept: the old network is deleted first
-        declare: () => net({ description: "changed in place", datacenterId: f.ams }),
+        declare: () => net({ ...netChanged, datacenterId: f.ams }),
         ops: { net: "replace-delete-first" },
         api: async (ctx) => {
           await replacedAndGone(ctx, "net", netRead(ctx.api));
@@ -1000,7 +1009,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         },
         declare: () => netA(false),
         ops: {},
-        fails: [`A network named "${P}a-net" already exists`],
+        fails: [`A network named "${P}a-net" already exists`, "Set `adopt: true` to manage it from this program"],
         api: async (ctx) => {
           expect(ctx.state.net).toBeUndefined();
           expect((await netRead(ctx.api)(ctx.made.net!)).description).toBe("made elsewhere");

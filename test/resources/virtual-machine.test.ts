@@ -470,16 +470,4 @@ describe("VirtualMachine lifecycle", () => {
     await destroy(options);
     expect(await vmsNamed("adopted-")).toEqual([]);
   });
-
-  it("11. adoption does not apply (VM names are not unique): `adopt` is refused at check with the reason", async () => {
-    const options = stack.options();
-    const since = stack.mark();
-    const args = { name: "ad-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id, adopt: true };
-    const error = (await up(program(args as VirtualMachineArgs), options).catch((e: unknown) => e)) as RunError;
-    expect(error).toBeInstanceOf(RunError);
-    expect(error.message).toContain("adopt:");
-    expect(error.message).toContain("VM names are not unique");
-    expect(await stack.requests(since)).toEqual([]);
-    expect(await vmsNamed("ad-")).toEqual([]);
-  });
 });
