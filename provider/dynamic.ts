@@ -2,8 +2,19 @@
    state and run later in Pulumi's dynamic-provider host: they must require the implementation by package name at
    call time instead of capturing it. */
 import type * as pulumi from "@pulumi/pulumi";
-import { checkResource, configure, failuresForEngine, ResourceInitError, type Props } from "./resources/framework";
-import { kinds, type KindName } from "./resources";
+import {
+  checkResource,
+  configuration,
+  environmentOnly,
+  failuresForEngine,
+  handlerContext,
+  kinds,
+  ResourceInitError,
+  type Configuration,
+  type HandlerContext,
+  type KindName,
+  type Props,
+} from "./resources";
 
 const PROVIDER_KEY = "__provider";
 
@@ -44,6 +55,12 @@ async function reported<T>(what: string, call: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The stack's `cloudinfra:*` values, as the host's Configure gave them (the environment alone until then). */
+let stackConfiguration: Configuration = environmentOnly();
+
+/** The context of one operation: the stack's configuration, progress lines on stderr (the host has no engine link). */
+const operationContext = (): HandlerContext => handlerContext({ configuration: stackConfiguration });
+
 /**
  * What the serialized providers call. Host-specific work lives here and nowhere else: `__provider` is stripped on the
  * way in, and copied into the properties of an initialization failure (the engine stores those as the outputs, and
@@ -53,13 +70,18 @@ export const dynamicHandlers = {
   configure(req: pulumi.dynamic.ConfigureRequest): void {
     // The host's Config keeps every stack key in `rawConfig` (not in its type): listing them finds mistyped keys.
     const raw = (req.config as unknown as { rawConfig?: Record<string, unknown> }).rawConfig;
-    configure((key) => req.config.get(key), raw ? Object.keys(raw) : undefined);
+    stackConfiguration = configuration((key) => req.config.get(key), raw ? Object.keys(raw) : undefined);
   },
   /** Settings problems fail the check (nothing sent); valid inputs then have the credentials checked once. */
   async check(kind: KindName, olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const named = typeof news.name === "string" ? ` "${news.name}"` : "";
     return reported(`checking ${kind}${named}`, async () => {
-      const { inputs, failures } = await checkResource(kinds[kind], withoutProvider(olds), withoutProvider(news));
+      const { inputs, failures } = await checkResource(
+        operationContext(),
+        kinds[kind],
+        withoutProvider(olds),
+        withoutProvider(news),
+      );
       const secret = (property: string) => kinds[kind].secretInputs?.includes(property) === true;
       return wire({ inputs, failures: failuresForEngine(failures, secret) });
     });
@@ -71,7 +93,7 @@ export const dynamicHandlers = {
   },
   async create(kind: KindName, inputs: Props): Promise<pulumi.dynamic.CreateResult> {
     try {
-      return wire(await kinds[kind].create(withoutProvider(inputs)));
+      return wire(await kinds[kind].create(operationContext(), withoutProvider(inputs)));
     } catch (error) {
       if (error instanceof ResourceInitError) {
         error.properties = wire({ ...error.properties, [PROVIDER_KEY]: inputs[PROVIDER_KEY] });
@@ -81,13 +103,15 @@ export const dynamicHandlers = {
   },
   async read(kind: KindName, id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
     return reported(`reading ${kind} ${id}`, async () => {
-      const found = await kinds[kind].read(id, withoutProvider(props));
+      const found = await kinds[kind].read(operationContext(), id, withoutProvider(props));
       return found ? wire(found) : { id: "", props: {} };
     });
   },
   async update(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
     try {
-      return { outs: wire(await kinds[kind].update(id, withoutProvider(olds), withoutProvider(news))) };
+      return {
+        outs: wire(await kinds[kind].update(operationContext(), id, withoutProvider(olds), withoutProvider(news))),
+      };
     } catch (error) {
       if (error instanceof ResourceInitError) {
         error.properties = wire({ ...error.properties, [PROVIDER_KEY]: news[PROVIDER_KEY] });
@@ -96,7 +120,7 @@ export const dynamicHandlers = {
     }
   },
   async delete(kind: KindName, id: string, props: Props): Promise<void> {
-    await reported(`deleting ${kind} ${id}`, () => kinds[kind].delete(id, withoutProvider(props)));
+    await reported(`deleting ${kind} ${id}`, () => kinds[kind].delete(operationContext(), id, withoutProvider(props)));
   },
 };
 

@@ -1,8 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { CloudClient } from "../provider/client";
 import type * as api from "../provider/api";
 import { availableCombinations } from "../provider/resources/data";
-import { client, configure } from "../provider/resources/framework";
+import { programContext } from "./data-context";
 
 // The types below are written out rather than re-exported from the zod contract: a program's declarations must not
 // reach zod's (which fail `tsc` without `skipLibCheck`/`esModuleInterop`, the settings of Pulumi's templates). The
@@ -82,16 +81,6 @@ const contractMatches: [
 ] = [true, true, true];
 void contractMatches;
 
-/**
- * The client of the program's configuration, read at each call: stack config `cloudinfra:*` (the same keys as the
- * provider's, secrets included), else the `CLOUDINFRA_*` environment variables.
- */
-function programClient(): CloudClient {
-  const config = new pulumi.Config("cloudinfra");
-  configure((key) => config.get(key.replace(/^cloudinfra:/, "")), Object.keys(pulumi.runtime.allConfig()));
-  return client();
-}
-
 /** Filters of {@link getGpuInventory}; every one is optional. */
 export interface GetGpuInventoryArgs {
   /** Only this GPU series, by code (e.g. `a100`), case-insensitive. Default: every series. */
@@ -142,7 +131,7 @@ export interface GetGpuInventoryResult {
  */
 export async function getGpuInventory(args: GetGpuInventoryArgs = {}): Promise<GetGpuInventoryResult> {
   const query = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-  const series = await programClient().gpuInventory({ query });
+  const series = await programContext().api.gpuInventory({ query });
   return { series, available: availableCombinations(series) };
 }
 
@@ -168,7 +157,7 @@ export interface GetVolumeSizesOutputArgs {
  * Volume), with the provider's configuration.
  */
 export async function getVolumeSizes(args: GetVolumeSizesArgs): Promise<VolumeSizes> {
-  return programClient().volumeSizes({ params: { id: args.datacenterId } });
+  return programContext().api.volumeSizes({ params: { id: args.datacenterId } });
 }
 
 /** {@link getVolumeSizes} with arguments that may be outputs; the result is an output. */

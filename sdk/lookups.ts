@@ -6,7 +6,7 @@ import type { GpuVirtualMachine } from "./gpu-virtual-machine";
 import type { ResourceGroup } from "./resource-group";
 import type { User } from "./user";
 import { dataFunctions } from "../provider/resources/lookups";
-import { client, configure } from "../provider/resources/framework";
+import { programContext } from "./data-context";
 
 // The read side: one resource by id or exact name, lists with the API's filters, and who the caller is. The calls run
 // in the program's process with its configuration (as getGpuInventory does); the plugin SDK offers the same functions
@@ -34,13 +34,6 @@ export interface EntityArgs {
   entityId?: string;
 }
 
-/** Configures the framework from the program's stack config (`cloudinfra:*`), else the `CLOUDINFRA_*` variables. */
-function configureFromProgram(): void {
-  const config = new pulumi.Config("cloudinfra");
-  configure((key) => config.get(key.replace(/^cloudinfra:/, "")), Object.keys(pulumi.runtime.allConfig()));
-  client();
-}
-
 /** Validates the arguments as the plugin does (a failure names the argument and the fix), then calls the function. */
 async function call<T>(name: string, args: object): Promise<T> {
   const fn = dataFunctions[name]!;
@@ -53,9 +46,9 @@ async function call<T>(name: string, args: object): Promise<T> {
     });
     throw new pulumi.RunError(`${name}: ${reasons.join("; ")}`);
   }
-  configureFromProgram();
+  const ctx = programContext();
   try {
-    return (await fn.call(parsed.data as never)) as T;
+    return (await fn.call(ctx, parsed.data as never)) as T;
   } catch (error) {
     // A message for the user, printed without a stack (the runtime prints one for any other error).
     throw new pulumi.RunError(`${name}: ${error instanceof Error ? error.message : String(error)}`);

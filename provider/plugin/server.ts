@@ -23,19 +23,19 @@ import {
   kinds,
   failuresForEngine,
   OperationCancelledError,
+  handlerContext,
   ResourceInitError,
   sameValue,
-  setProgressLog,
   settingProblems,
-  settings,
   verifyCredentials,
-  withConfiguration,
   type Configuration,
   type DiffResult,
+  type HandlerContext,
   type KindName,
   type Props,
   type ResourceKind,
 } from "../resources";
+import type { ProgressLog } from "../client/progress";
 import { dataFunctions } from "../resources/lookups";
 import { UNKNOWN, unwrap, wrap } from "./properties";
 import schema from "./schema.json";
@@ -89,18 +89,17 @@ function relabel(text: string, customTimeout: boolean | undefined): string {
   return customTimeout ? text.replaceAll("cloudinfra:jobTimeoutMs", "the resource's customTimeouts") : text;
 }
 
-let progressRouted = false;
-/** Routes the kinds' progress lines (job started, progress, pauses, retries) to the server of the call in flight. */
-function routeProgress(): void {
-  if (progressRouted) return;
-  progressRouted = true;
-  const line = (severity: EngineLine["severity"]) => (message: string, context?: { resource?: string }) => {
-    const call = callContext.getStore();
-    const text = context?.resource ? `${context.resource}: ${message}` : message;
-    call?.server.log(severity, relabel(text, call.customTimeout), call.urn);
-  };
-  setProgressLog({ info: line("info"), warn: line("warning") });
-}
+const engineLine = (severity: EngineLine["severity"]) => (message: string, context?: { resource?: string }) => {
+  const call = callContext.getStore();
+  const text = context?.resource ? `${context.resource}: ${message}` : message;
+  call?.server.log(severity, relabel(text, call.customTimeout), call.urn);
+};
+/**
+ * The log of every operation's context: the kinds' progress lines (job started, progress, pauses, retries) go to the
+ * server of the call in flight, about its resource. One object for the process, so the clients (cached per log) are
+ * shared by every call and server.
+ */
+const engineProgressLog: ProgressLog = { info: engineLine("info"), warn: engineLine("warning") };
 
 /** The kind named by a request's type token, or by the type in its URN (older engines send no type). */
 function kindOf(type: string, urn: string): { name: KindName; kind: ResourceKind } {
@@ -205,7 +204,6 @@ export class ProviderServer {
 
   constructor(options: ProviderServerOptions = {}) {
     this.engineLog = options.log;
-    routeProgress();
     this.server.addService(providerRpc.ResourceProviderService, this.service() as never);
   }
 
@@ -259,19 +257,24 @@ export class ProviderServer {
     );
   }
 
+  /** The context of an operation under `config`: the engine's log and this server's cancellation. */
+  private contextOf(config: Configuration): HandlerContext {
+    return handlerContext({ configuration: config, log: engineProgressLog, signal: this.cancelled.signal });
+  }
+
   /**
-   * Runs a call with this provider's configuration (job waits bounded by `timeoutSeconds` when given), URN and
-   * cancellation.
+   * Runs a call with the context of this provider's configuration (job waits bounded by `timeoutSeconds` when given),
+   * its URN and cancellation.
    */
-  private inScope<T>(urn: string, timeoutSeconds: number, fn: () => Promise<T>): Promise<T> {
-    let config = { ...(this.config ?? configuration(() => undefined)), cancel: this.cancelled.signal };
+  private inScope<T>(urn: string, timeoutSeconds: number, fn: (ctx: HandlerContext) => Promise<T>): Promise<T> {
+    let config = this.config ?? configuration(() => undefined);
     if (timeoutSeconds > 0) {
       const jobTimeoutMs = String(Math.max(1000, Math.ceil(timeoutSeconds * 1000)));
       config = { ...config, values: { ...config.values, jobTimeoutMs } };
     }
     const customTimeout = timeoutSeconds > 0;
     return callContext.run({ urn, server: this, customTimeout }, () =>
-      withConfiguration(config, fn).catch((error: unknown) => {
+      (async () => fn(this.contextOf(config)))().catch((error: unknown) => {
         if (customTimeout && error instanceof Error) {
           error.message = relabel(error.message, true);
           if (error instanceof ResourceInitError)
@@ -367,16 +370,16 @@ export class ProviderServer {
     const response = new provider.CheckResponse().setInputs(request.getNews());
     if (Object.values(news).some(containsUnknown)) return response;
     const config = configurationOf(news);
-    const failures = await withConfiguration(config, async () => {
-      const problems = settingProblems();
+    const failures = await (async () => {
+      const problems = settingProblems(config);
       if (problems.length > 0) return problems;
       try {
-        await verifyCredentials(settings());
+        await verifyCredentials(this.contextOf(config));
         return [];
       } catch (error) {
         return [error instanceof Error ? error.message : String(error)];
       }
-    });
+    })();
     return response.setFailuresList(
       failures.map((reason) =>
         new provider.CheckFailure().setProperty(/cloudinfra:(\w+)/.exec(reason)?.[1] ?? "").setReason(reason),
@@ -424,7 +427,7 @@ export class ProviderServer {
     this.configuredWithUnknowns = Object.values(props).some(containsUnknown);
     if (!this.configuredWithUnknowns) {
       // Settings problems and refused credentials fail here, so `preview` fails before planning anything.
-      await withConfiguration(this.config, () => verifyCredentials(settings()));
+      await verifyCredentials(this.contextOf(this.config));
     }
     return new provider.ConfigureResponse()
       .setAcceptsecrets(true)
@@ -439,11 +442,10 @@ export class ProviderServer {
     const { kind } = kindOf(request.getType(), request.getUrn());
     const olds = unwrap(request.getOlds()).props;
     const news = unwrap(request.getNews());
-    const result = await this.inScope(request.getUrn(), 0, () =>
-      this.configuredWithUnknowns
-        ? Promise.resolve(kind.check(olds, news.props))
-        : checkResource(kind, olds, news.props),
-    );
+    // Settings not known yet (preview): the inputs are checked without a context, so without the API.
+    const result = this.configuredWithUnknowns
+      ? await kind.check(olds, news.props)
+      : await this.inScope(request.getUrn(), 0, (ctx) => checkResource(ctx, kind, olds, news.props));
     const secret = (property: string) => news.secrets.has(property) || kind.secretInputs?.includes(property) === true;
     return new provider.CheckResponse()
       .setInputs(wrap(result.inputs, news.secrets, this.acceptSecrets))
@@ -495,7 +497,7 @@ export class ProviderServer {
       }
       return new provider.CreateResponse().setId("").setProperties(wrap(outputs, secrets, this.acceptSecrets));
     }
-    const created = await this.inScope(request.getUrn(), request.getTimeout(), () => kind.create(inputs.props));
+    const created = await this.inScope(request.getUrn(), request.getTimeout(), (ctx) => kind.create(ctx, inputs.props));
     return new provider.CreateResponse()
       .setId(created.id)
       .setProperties(wrap(created.outs, secrets, this.acceptSecrets));
@@ -506,13 +508,13 @@ export class ProviderServer {
     const props = unwrap(request.getProperties());
     const inputs = unwrap(request.getInputs());
     const importing = Object.keys(inputs.props).length === 0;
-    const found = await this.inScope(request.getUrn(), request.getTimeout(), async () => {
-      const live = await kind.read(request.getId(), props.props);
+    const found = await this.inScope(request.getUrn(), request.getTimeout(), async (ctx) => {
+      const live = await kind.read(ctx, request.getId(), props.props);
       if (!live || !importing) return live && { ...live, inputs: inputs.props };
       // An import or `get` (no inputs yet) takes the inputs from what the API has, so that a program declaring the
       // same values next finds nothing to change; inputs the API does not report (e.g. a user's `action`) take the
       // kind's defaults, in the outputs too.
-      const checked = await kind.check({}, this.inputsFromOutputs(name, live.props));
+      const checked = await kind.check({}, this.inputsFromOutputs(name, live.props), ctx);
       const refused = new Set(checked.failures.map((f) => f.property.split(".")[0]));
       const unreported = [...refused].filter(
         (k) => live.props[k!] === undefined && kind.inputs.fields[k!]?.reported !== "documented",
@@ -561,8 +563,8 @@ export class ProviderServer {
         wrap({ ...olds.props, ...news.props }, secrets, this.acceptSecrets),
       );
     }
-    const outs = await this.inScope(request.getUrn(), request.getTimeout(), () =>
-      kind.update(request.getId(), olds.props, news.props),
+    const outs = await this.inScope(request.getUrn(), request.getTimeout(), (ctx) =>
+      kind.update(ctx, request.getId(), olds.props, news.props),
     );
     return new provider.UpdateResponse().setProperties(wrap(outs, secrets, this.acceptSecrets));
   }
@@ -570,7 +572,7 @@ export class ProviderServer {
   private async delete(request: provider.DeleteRequest): Promise<Empty> {
     const { kind } = kindOf(request.getType(), request.getUrn());
     const props = unwrap(request.getProperties()).props;
-    await this.inScope(request.getUrn(), request.getTimeout(), () => kind.delete(request.getId(), props));
+    await this.inScope(request.getUrn(), request.getTimeout(), (ctx) => kind.delete(ctx, request.getId(), props));
     return new Empty();
   }
 
@@ -583,7 +585,7 @@ export class ProviderServer {
       string,
       {
         args: { safeParse(value: unknown): ReturnType<z.ZodType["safeParse"]> };
-        call: (args: never) => Promise<unknown>;
+        call: (ctx: HandlerContext, args: never) => Promise<unknown>;
       }
     >;
     const fn = functions[request.getTok()];
@@ -599,7 +601,7 @@ export class ProviderServer {
         ),
       );
     }
-    const result = await this.inScope("", 0, () => fn.call(parsed.data as never));
+    const result = await this.inScope("", 0, (ctx) => fn.call(ctx, parsed.data as never));
     return response.setReturn(wrap(result as Props));
   }
 }

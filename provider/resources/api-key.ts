@@ -1,22 +1,13 @@
 import { z } from "zod";
 import { RoleName, type ApiKey as ApiApiKey } from "../api";
 import { ApiError, type CloudClient } from "../client";
-import {
-  changedInputs,
-  checkInputs,
-  client,
-  ConfigurationError,
-  diffInputs,
-  isNotFound,
-  plainInputs,
-  readSetting,
-  ResourceInitError,
-  settings,
-  type DiffResult,
-  type Props,
-  type ResourceKind,
-  type Settings,
-} from "./framework";
+import { checkInputs } from "./check";
+import type { HandlerContext } from "./context";
+import { changedInputs, diffInputs, type DiffResult } from "./diff";
+import { isNotFound, ResourceInitError } from "./errors";
+import type { ResourceKind } from "./kind";
+import { plainInputs, type Props } from "./props";
+import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 
 export const ApiKeyInputs = z.strictObject({
@@ -101,15 +92,15 @@ function partialOutputs(inputs: Props, apiKey: ApiApiKey | undefined): Props {
  * The settings to create a key with: the API only creates keys for a signed-in session with two-factor
  * authentication. An API key configured beside the sign-in credentials keeps serving every other call.
  */
-export function sessionSettings(current: Settings = settings()): Settings {
+export function sessionSettings(config: Configuration, current: Settings): Settings {
   if (!("apiKey" in current.auth)) return current;
-  const sessionToken = readSetting("sessionToken");
+  const sessionToken = readSetting(config, "sessionToken");
   if (sessionToken) return { ...current, auth: { sessionToken } };
-  const email = readSetting("email");
-  const password = readSetting("password");
-  const totpSecret = readSetting("totpSecret");
+  const email = readSetting(config, "email");
+  const password = readSetting(config, "password");
+  const totpSecret = readSetting(config, "totpSecret");
   if (email && password && totpSecret) return { ...current, auth: { email, password, totpSecret } };
-  const missing = (["email", "password", "totpSecret"] as const).filter((n) => !readSetting(n));
+  const missing = (["email", "password", "totpSecret"] as const).filter((n) => !readSetting(config, n));
   const partly = missing.length < 3 ? ` (cloudinfra:${missing.join(", cloudinfra:")} missing)` : "";
   throw new ConfigurationError(
     "Creating an API key needs a signed-in session with two-factor authentication, and only an API key is " +
@@ -139,8 +130,8 @@ const createBody = (inputs: ApiKeyInputs) =>
       .map((k) => [k, inputs[k]]),
   ) as { name: string };
 
-export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: Props }> {
-  const api = client(sessionSettings());
+export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise<{ id: string; outs: Props }> {
+  const api = ctx.clientFor(sessionSettings(ctx.configuration, ctx.settings));
   // API keys have no unique name: to settle a create whose outcome is unknown, compare the keys of that name before
   // and after.
   const before = await idsNamed(api, inputs.name);
@@ -206,13 +197,17 @@ export async function create(inputs: ApiKeyInputs): Promise<{ id: string; outs: 
   }
 }
 
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
-  const found = await find(client(), id, props.name);
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+  props: Props,
+): Promise<{ id: string; props: Props } | null> {
+  const found = await find(ctx.api, id, props.name);
   return found ? { id, props: outputsOf(props, found, props.key) } : null;
 }
 
-export async function update(id: string, olds: Props, news: ApiKeyInputs): Promise<Props> {
-  const api = client();
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: ApiKeyInputs): Promise<Props> {
+  const api = ctx.api;
   const changed = changedInputs(olds, news, diffSpec);
   let secret = olds.key;
   let current: ApiApiKey | undefined;
@@ -246,8 +241,8 @@ export async function update(id: string, olds: Props, news: ApiKeyInputs): Promi
   return outputsOf(news, current, secret);
 }
 
-export async function remove(id: string): Promise<void> {
-  const api = client();
+export async function remove(ctx: HandlerContext, id: string): Promise<void> {
+  const api = ctx.api;
   try {
     await api.deleteOwnApiKey({ params: { keyId: id } });
     return;
@@ -294,8 +289,8 @@ export const apiKey: ResourceKind = {
   settingsFor: sessionSettings,
   check: (_olds: Props, news: Props) => checkInputs(ApiKeyInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diff(olds, news),
-  create: (inputs: Props) => create(inputs as ApiKeyInputs),
-  read: (id: string, props: Props) => read(id, props),
-  update: (id: string, olds: Props, news: Props) => update(id, olds, news as ApiKeyInputs),
-  delete: (id: string) => remove(id),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as ApiKeyInputs),
+  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
+  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) => update(ctx, id, olds, news as ApiKeyInputs),
+  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
 };

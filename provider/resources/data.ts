@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { GpuCount, GpuInventoryEntry, Uuid, VolumeSizes } from "../api";
-import { client } from "./framework";
+import type { HandlerContext } from "./context";
 
 /**
  * The data functions, host-agnostic like the resource kinds: arguments and results as zod schemas (a host's schema is
@@ -32,9 +32,9 @@ export type GetGpuInventoryResult = z.output<typeof GetGpuInventoryResult>;
 const gpuCounts = [1, 2, 4, 8] as const;
 
 /** The GPU inventory now (never cached), and every series × data center × count available, flattened. */
-export async function gpuInventory(args: GetGpuInventoryArgs): Promise<GetGpuInventoryResult> {
+export async function gpuInventory(ctx: HandlerContext, args: GetGpuInventoryArgs): Promise<GetGpuInventoryResult> {
   const query = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-  const series = await client().gpuInventory({ query });
+  const series = await ctx.api.gpuInventory({ query });
   return { series, available: availableCombinations(series) };
 }
 
@@ -61,6 +61,6 @@ export type GetVolumeSizesArgs = z.output<typeof GetVolumeSizesArgs>;
 export { VolumeSizes as GetVolumeSizesResult };
 
 /** The volume types of a data center and the sizes each offers. */
-export function volumeSizes(args: GetVolumeSizesArgs): Promise<VolumeSizes> {
-  return client().volumeSizes({ params: { id: args.datacenterId } });
+export function volumeSizes(ctx: HandlerContext, args: GetVolumeSizesArgs): Promise<VolumeSizes> {
+  return ctx.api.volumeSizes({ params: { id: args.datacenterId } });
 }

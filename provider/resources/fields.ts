@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import type { DiffSpec, Props } from "./framework";
+import type { DiffSpec } from "./diff";
+import type { Props } from "./props";
 
 /**
  * How a change of an input reaches the resource: `inPlace` (an update), `replace` (a new resource), `ignored` (an

@@ -1,27 +1,13 @@
 import { z } from "zod";
 import type { GpuInventoryEntry, GpuVm } from "../api";
 import { ApiError } from "../client";
-import {
-  awaitJob,
-  changedInputs,
-  checkInputs,
-  client,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  plainInputs,
-  ResourceInitError,
-  settings,
-  settledText,
-  uuidInput,
-  type CheckFailure,
-  type Props,
-  type ResourceKind,
-  pollUntil,
-  progressAbout,
-  sleep,
-  warnAbout,
-} from "./framework";
+import { type CheckFailure, checkInputs, uuidInput } from "./check";
+import { type HandlerContext, progressAbout, warnAbout } from "./context";
+import { changedInputs, diffInputs } from "./diff";
+import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
+import { awaitJob, pollUntil, sleep } from "./jobs";
+import type { ResourceKind } from "./kind";
+import { plainInputs, type Props } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
@@ -116,17 +102,17 @@ const createKeys = ["name", "datacenterId", "seriesId", "gpuCount", "teamId", "i
 const pick = (source: Props, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
 
-async function getGpu(id: string): Promise<GpuVm> {
-  return client().getGpuVm({ params: { id } });
+async function getGpu(ctx: HandlerContext, id: string): Promise<GpuVm> {
+  return ctx.api.getGpuVm({ params: { id } });
 }
 
-async function sshKeyOf(id: string): Promise<string> {
-  return (await client().getGpuSshKey({ params: { id } })).privateKey;
+async function sshKeyOf(ctx: HandlerContext, id: string): Promise<string> {
+  return (await ctx.api.getGpuSshKey({ params: { id } })).privateKey;
 }
 
-async function gpusNamed(name: string): Promise<GpuVm[]> {
+async function gpusNamed(ctx: HandlerContext, name: string): Promise<GpuVm[]> {
   const found: GpuVm[] = [];
-  for await (const gpu of client().listAll("listGpuVms", { search: name })) if (gpu.name === name) found.push(gpu);
+  for await (const gpu of ctx.api.listAll("listGpuVms", { search: name })) if (gpu.name === name) found.push(gpu);
   return found;
 }
 
@@ -142,12 +128,16 @@ function describeAvailable(entry: GpuInventoryEntry | undefined): string[] {
  * The 409 of a create: the combination cannot be ordered now. Says which ones can, from a fresh inventory call, or
  * from the 409's own `data.available` when the inventory cannot be read.
  */
-async function unavailableError(inputs: GpuVirtualMachineInputs, conflict: ApiError): Promise<Error> {
+async function unavailableError(
+  ctx: HandlerContext,
+  inputs: GpuVirtualMachineInputs,
+  conflict: ApiError,
+): Promise<Error> {
   let seriesName = `GPU series ${inputs.seriesId}`;
   let datacenterName = inputs.datacenterId;
   let available: string[];
   try {
-    const inventory = await client().gpuInventory();
+    const inventory = await ctx.api.gpuInventory();
     const entry = inventory.find((s) => s.seriesId === inputs.seriesId);
     if (entry) seriesName = entry.seriesName;
     datacenterName =
@@ -173,9 +163,10 @@ async function unavailableError(inputs: GpuVirtualMachineInputs, conflict: ApiEr
 }
 
 /** Polls a GPU VM whose job id is unknown until it leaves Creating (bounded by cloudinfra:jobTimeoutMs). */
-function settle(id: string, what: string): Promise<GpuVm> {
+function settle(ctx: HandlerContext, id: string, what: string): Promise<GpuVm> {
   return pollUntil(
-    () => getGpu(id),
+    ctx,
+    () => getGpu(ctx, id),
     (gpu) => gpu.status !== "Creating",
     (_gpu, timeoutMs) =>
       new Error(
@@ -189,8 +180,12 @@ function settle(id: string, what: string): Promise<GpuVm> {
  * After a create whose outcome is unknown (the request may have reached the API): names are not unique, so the GPU
  * VM is ours only if it is the single new one with our name, data center, series and count.
  */
-async function findCreated(inputs: GpuVirtualMachineInputs, before: Set<string>): Promise<GpuVm | undefined> {
-  const fresh = (await gpusNamed(inputs.name)).filter(
+async function findCreated(
+  ctx: HandlerContext,
+  inputs: GpuVirtualMachineInputs,
+  before: Set<string>,
+): Promise<GpuVm | undefined> {
+  const fresh = (await gpusNamed(ctx, inputs.name)).filter(
     (g) =>
       !before.has(g.id) &&
       g.datacenter.id === inputs.datacenterId &&
@@ -207,15 +202,15 @@ async function findCreated(inputs: GpuVirtualMachineInputs, before: Set<string>)
 }
 
 /** Brings power state and the other in-place properties to the program's; the 501 of start becomes a clear error. */
-async function converge(id: string, olds: Props, news: GpuVirtualMachineInputs): Promise<GpuVm> {
-  const api = client();
+async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuVirtualMachineInputs): Promise<GpuVm> {
+  const api = ctx.api;
   const changed = changedInputs(olds, news, diffSpec);
   const body: Record<string, unknown> = {};
   if (changed.includes("name")) body.name = news.name;
   if (changed.includes("teamId")) body.teamId = news.teamId ?? null;
   // The answer of the update is not shown by the spec: the GPU VM is read again.
   if (Object.keys(body).length > 0) await api.updateGpuVm({ params: { id }, body: body as never });
-  const gpu = await getGpu(id);
+  const gpu = await getGpu(ctx, id);
   if (news.powerState === undefined) return gpu;
   const wanted = news.powerState === "running" ? "Running" : "Stopped";
   if (gpu.status === wanted) return gpu;
@@ -242,14 +237,17 @@ async function converge(id: string, olds: Props, news: GpuVirtualMachineInputs):
     }
     throw error;
   }
-  return getGpu(id);
+  return getGpu(ctx, id);
 }
 
-export async function create(inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
-  const api = client();
+export async function create(
+  ctx: HandlerContext,
+  inputs: GpuVirtualMachineInputs,
+): Promise<{ id: string; outs: Props }> {
+  const api = ctx.api;
   const what = `Creating GPU VM "${inputs.name}"`;
   // Known before the request, so that an ambiguous failure can tell our new GPU VM from existing ones of that name.
-  const before = new Set((await gpusNamed(inputs.name)).map((g) => g.id));
+  const before = new Set((await gpusNamed(ctx, inputs.name)).map((g) => g.id));
   let created: { jobId: string; id: string } | undefined;
   let found: GpuVm | undefined;
   // An answer lost on the way (the GPU VM may have been made) is settled by looking for a new GPU VM of ours; none:
@@ -258,12 +256,12 @@ export async function create(inputs: GpuVirtualMachineInputs): Promise<{ id: str
     try {
       created = await api.createGpuVm({ body: pick(inputs, createKeys) as never });
     } catch (error) {
-      if (isConflict(error)) throw await unavailableError(inputs, error as ApiError);
+      if (isConflict(error)) throw await unavailableError(ctx, inputs, error as ApiError);
       if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
       const checked =
         `GPU VMs named "${inputs.name}" with series ${inputs.seriesId} × ${inputs.gpuCount} in data center ` +
         `${inputs.datacenterId} that were not there before the request`;
-      found = await findCreated(inputs, before).catch((lookup: unknown) => {
+      found = await findCreated(ctx, inputs, before).catch((lookup: unknown) => {
         if (!(lookup instanceof ApiError)) throw lookup;
         throw new Error(
           `${what} got no answer (${settledText(error)}), and looking for ${checked} failed too ` +
@@ -280,6 +278,7 @@ export async function create(inputs: GpuVirtualMachineInputs): Promise<{ id: str
         );
       }
       warnAbout(
+        ctx,
         `GPU VM "${inputs.name}"`,
         `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again`,
       );
@@ -287,39 +286,48 @@ export async function create(inputs: GpuVirtualMachineInputs): Promise<{ id: str
   }
   if (created === undefined) {
     const id = found!.id;
-    const gpu = await settle(id, what);
+    const gpu = await settle(ctx, id, what);
     if (gpu.status === "Error") {
       throw new ResourceInitError(`${what} failed: GPU VM ${id} is in status Error`, id, outputsOf(inputs, gpu));
     }
-    return finish(id, gpu, inputs);
+    return finish(ctx, id, gpu, inputs);
   }
   try {
-    await awaitJob(created.jobId, what);
+    await awaitJob(ctx, created.jobId, what);
   } catch (error) {
-    const failed = await getGpu(created.id).catch(() => undefined);
+    const failed = await getGpu(ctx, created.id).catch(() => undefined);
     throw new ResourceInitError(
       (error as Error).message,
       created.id,
       failed ? outputsOf(inputs, failed) : plainInputs(inputs),
     );
   }
-  return finish(created.id, await getGpu(created.id), inputs);
+  return finish(ctx, created.id, await getGpu(ctx, created.id), inputs);
 }
 
 /** A created GPU VM: its SSH key, then the power state the program asks for. */
-async function finish(id: string, gpu: GpuVm, inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
-  const sshPrivateKey = await sshKeyOf(id);
+async function finish(
+  ctx: HandlerContext,
+  id: string,
+  gpu: GpuVm,
+  inputs: GpuVirtualMachineInputs,
+): Promise<{ id: string; outs: Props }> {
+  const sshPrivateKey = await sshKeyOf(ctx, id);
   const current =
-    inputs.powerState === undefined ? gpu : await converge(id, outputsOf(inputs, gpu, sshPrivateKey), inputs);
+    inputs.powerState === undefined ? gpu : await converge(ctx, id, outputsOf(inputs, gpu, sshPrivateKey), inputs);
   return { id, outs: outputsOf(inputs, current, sshPrivateKey) };
 }
 
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+  props: Props,
+): Promise<{ id: string; props: Props } | null> {
   try {
-    const gpu = await getGpu(id);
+    const gpu = await getGpu(ctx, id);
     // The key never changes: keep the one from creation, fetch it only when the state has none (a failed create).
     const known = props.sshPrivateKey as string | undefined;
-    const sshPrivateKey = known ?? (gpu.status === "Error" ? undefined : await sshKeyOf(id));
+    const sshPrivateKey = known ?? (gpu.status === "Error" ? undefined : await sshKeyOf(ctx, id));
     return { id, props: outputsOf(props, gpu, sshPrivateKey) };
   } catch (error) {
     if (isNotFound(error)) return null;
@@ -327,12 +335,17 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
   }
 }
 
-export async function update(id: string, olds: Props, news: GpuVirtualMachineInputs): Promise<Props> {
+export async function update(
+  ctx: HandlerContext,
+  id: string,
+  olds: Props,
+  news: GpuVirtualMachineInputs,
+): Promise<Props> {
   const resetting = changedInputs(olds, news, diffSpec).includes("resetTrigger");
-  const wasRunning = resetting && (await getGpu(id)).status === "Running";
-  let gpu = await converge(id, olds, news);
-  if (resetting) gpu = await reset(gpu, wasRunning);
-  const sshPrivateKey = (olds.sshPrivateKey as string | undefined) ?? (await sshKeyOf(id));
+  const wasRunning = resetting && (await getGpu(ctx, id)).status === "Running";
+  let gpu = await converge(ctx, id, olds, news);
+  if (resetting) gpu = await reset(ctx, gpu, wasRunning);
+  const sshPrivateKey = (olds.sshPrivateKey as string | undefined) ?? (await sshKeyOf(ctx, id));
   return outputsOf(news, gpu, sshPrivateKey);
 }
 
@@ -340,10 +353,11 @@ export async function update(id: string, olds: Props, news: GpuVirtualMachineInp
  * The hard reset a changed `resetTrigger` asks for: a running GPU VM is power-cycled; one started or stopped by this
  * same update, or stopped, has nothing to reset (a warning says so).
  */
-async function reset(gpu: GpuVm, wasRunning: boolean): Promise<GpuVm> {
+async function reset(ctx: HandlerContext, gpu: GpuVm, wasRunning: boolean): Promise<GpuVm> {
   if (gpu.status !== "Running" || !wasRunning) {
     if (gpu.status === "Running" || gpu.status === "Stopped") {
       warnAbout(
+        ctx,
         `GPU VM "${gpu.name}"`,
         "resetTrigger changed, but the GPU VM is stopped or was started by this update: not reset",
       );
@@ -354,7 +368,7 @@ async function reset(gpu: GpuVm, wasRunning: boolean): Promise<GpuVm> {
     );
   }
   try {
-    await client().resetGpuVm({ params: { id: gpu.id } });
+    await ctx.api.resetGpuVm({ params: { id: gpu.id } });
   } catch (error) {
     if (error instanceof ApiError && (error.status === 409 || error.status === 501)) {
       throw new Error(`Cannot reset GPU VM "${gpu.name}" (resetTrigger changed): ${error.apiMessage}`, {
@@ -363,26 +377,27 @@ async function reset(gpu: GpuVm, wasRunning: boolean): Promise<GpuVm> {
     }
     throw error;
   }
-  return getGpu(gpu.id);
+  return getGpu(ctx, gpu.id);
 }
 
 /**
  * `shutdownBeforeDelete`: stops a running GPU VM and waits until the API reports it Stopped (bounded by
  * cloudinfra:jobTimeoutMs). A GPU VM already stopped, or in a status where it cannot be stopped, is deleted at once.
  */
-async function shutDown(id: string): Promise<void> {
-  const gpu = await getGpu(id).catch((e: unknown) => (isNotFound(e) ? null : Promise.reject(e)));
+async function shutDown(ctx: HandlerContext, id: string): Promise<void> {
+  const gpu = await getGpu(ctx, id).catch((e: unknown) => (isNotFound(e) ? null : Promise.reject(e)));
   if (!gpu || gpu.status !== "Running") return;
   const what = `GPU VM "${gpu.name}"`;
-  progressAbout(what, "shutdownBeforeDelete: stopping the GPU VM before deleting it");
+  progressAbout(ctx, what, "shutdownBeforeDelete: stopping the GPU VM before deleting it");
   try {
-    await client().stopGpuVm({ params: { id } });
+    await ctx.api.stopGpuVm({ params: { id } });
   } catch (error) {
     if (isNotFound(error)) return;
     if (!isConflict(error)) throw error;
   }
   await pollUntil(
-    () => getGpu(id),
+    ctx,
+    () => getGpu(ctx, id),
     (current) => current.status === "Stopped",
     (current, timeoutMs) =>
       new Error(
@@ -390,17 +405,17 @@ async function shutDown(id: string): Promise<void> {
           "was not deleted. Raise cloudinfra:jobTimeoutMs, or set `shutdownBeforeDelete: false`, then run the command again",
       ),
   );
-  progressAbout(what, "shutdownBeforeDelete: the GPU VM is stopped; deleting it");
+  progressAbout(ctx, what, "shutdownBeforeDelete: the GPU VM is stopped; deleting it");
 }
 
 /**
  * Deletes the GPU VM and waits; while a job of it runs (Creating, Deleting), waits for that first (bounded). With
  * `shutdownBeforeDelete` (as recorded in `props`) it is stopped first.
  */
-export async function remove(id: string, props: Props = {}): Promise<void> {
-  if (props.shutdownBeforeDelete === true) await shutDown(id);
-  const api = client();
-  const current = settings();
+export async function remove(ctx: HandlerContext, id: string, props: Props = {}): Promise<void> {
+  if (props.shutdownBeforeDelete === true) await shutDown(ctx, id);
+  const api = ctx.api;
+  const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
   for (;;) {
     let jobId: string;
@@ -409,15 +424,15 @@ export async function remove(id: string, props: Props = {}): Promise<void> {
     } catch (error) {
       if (isNotFound(error)) return;
       if (!isConflict(error)) throw error;
-      const gpu = await getGpu(id).catch((e: unknown) => (isNotFound(e) ? null : Promise.reject(e)));
+      const gpu = await getGpu(ctx, id).catch((e: unknown) => (isNotFound(e) ? null : Promise.reject(e)));
       if (!gpu) return;
       if (!transitional.has(gpu.status) || Date.now() > deadline) {
         throw new Error(`GPU VM "${gpu.name}" (${id}) cannot be deleted now (status ${gpu.status})`, { cause: error });
       }
-      await sleep(current.pollIntervalMs);
+      await sleep(current.pollIntervalMs, ctx.signal);
       continue;
     }
-    await awaitJob(jobId, `Deleting GPU VM ${id}`, current);
+    await awaitJob(ctx, jobId, `Deleting GPU VM ${id}`);
     return;
   }
 }
@@ -446,8 +461,9 @@ export const gpuVirtualMachine: ResourceKind = {
   outputs: GpuVirtualMachineOutputs,
   check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as GpuVirtualMachineInputs),
-  read: (id: string, props: Props) => read(id, props),
-  update: (id: string, olds: Props, news: Props) => update(id, olds, news as GpuVirtualMachineInputs),
-  delete: (id: string, props: Props) => remove(id, props),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as GpuVirtualMachineInputs),
+  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
+  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) =>
+    update(ctx, id, olds, news as GpuVirtualMachineInputs),
+  delete: (ctx: HandlerContext, id: string, props: Props) => remove(ctx, id, props),
 };

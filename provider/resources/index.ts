@@ -1,4 +1,4 @@
-import type { ResourceKind } from "./framework";
+import type { ResourceKind } from "./kind";
 import { network } from "./network";
 import { virtualMachine } from "./virtual-machine";
 import { gpuVirtualMachine } from "./gpu-virtual-machine";
@@ -25,4 +25,12 @@ export const kinds = {
 } satisfies Record<string, ResourceKind>;
 export type KindName = keyof typeof kinds;
 
-export * from "./framework";
+export * from "./props";
+export * from "./settings";
+export * from "./context";
+export * from "./check";
+export * from "./diff";
+export * from "./errors";
+export * from "./jobs";
+export * from "./create-recovery";
+export * from "./kind";

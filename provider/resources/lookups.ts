@@ -2,14 +2,16 @@ import { z } from "zod";
 import { Uuid } from "../api";
 import type { CloudClient, ItemOf, PagedRouteName } from "../client";
 import * as data from "./data";
-import { client, isNotFound, type Props } from "./framework";
+import type { HandlerContext } from "./context";
+import { isNotFound } from "./errors";
+import type { ResourceKind } from "./kind";
+import type { Props } from "./props";
 import { network, outputsOf as networkOutputs } from "./network";
 import { volume, outputsOf as volumeOutputs } from "./volume";
 import { virtualMachine, observe, outputsOf as vmOutputs } from "./virtual-machine";
 import { gpuVirtualMachine, outputsOf as gpuOutputs } from "./gpu-virtual-machine";
 import { resourceGroup, outputsOf as groupOutputs } from "./resource-group";
 import { user, outputsOf as userOutputs } from "./user";
-import type { ResourceKind } from "./framework";
 
 /**
  * The read side: look up one resource by id or by its name, list resources with the API's filters, and who the caller
@@ -27,8 +29,8 @@ export interface DataFunction {
   result: z.ZodObject;
   /** The kind whose SDK class documents the result (single lookups) or the items (lists). */
   describes?: LookupKindName;
-  /** The call, with the settings in force. */
-  call(args: never): Promise<unknown>;
+  /** The call, with the context of the host's configuration. */
+  call(ctx: HandlerContext, args: never): Promise<unknown>;
 }
 
 const entityIdArg = Uuid.optional();
@@ -43,9 +45,9 @@ const inFlight = new WeakMap<CloudClient, Map<string, Promise<unknown[]>>>();
 
 /** Every item of a list route (100 per page, every page), shared with identical reads in flight. */
 export function listEvery<N extends PagedRouteName>(
+  api: CloudClient,
   route: N,
   query: Record<string, unknown>,
-  api: CloudClient = client(),
 ): Promise<ItemOf<N>[]> {
   const defined = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
   const key = `${route} ${JSON.stringify(Object.entries(defined).sort(([a], [b]) => a.localeCompare(b)))}`;
@@ -115,7 +117,7 @@ interface LookupKind<N extends PagedRouteName> {
   /** Outputs that are secrets: never returned. */
   secrets: string[];
   /** One resource's outputs, by id (null when the API has no such resource). */
-  byId(id: string, entityId: string | undefined): Promise<Props>;
+  byId(ctx: HandlerContext, id: string, entityId: string | undefined): Promise<Props>;
   /** A list item's outputs. */
   outputsOfItem(item: ItemOf<N>, entityId: string | undefined): Promise<Props> | Props;
   /** The list filters: argument name → query parameter. */
@@ -141,8 +143,8 @@ const lookupKinds = {
     route: "listNetworks",
     nameField: "name",
     secrets: [],
-    byId: async (id, entityId) =>
-      networkOutputs({}, await client().getNetwork({ params: { id }, query: entityQuery(entityId) })),
+    byId: async (ctx, id, entityId) =>
+      networkOutputs({}, await ctx.api.getNetwork({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => networkOutputs({}, item),
     filters: {
       regionId: f("filter[regionId]", int),
@@ -158,8 +160,8 @@ const lookupKinds = {
     route: "listVolumes",
     nameField: "name",
     secrets: [],
-    byId: async (id, entityId) =>
-      volumeOutputs({}, await client().getVolume({ params: { id }, query: entityQuery(entityId) })),
+    byId: async (ctx, id, entityId) =>
+      volumeOutputs({}, await ctx.api.getVolume({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => volumeOutputs({}, item),
     filters: {
       virtualMachineId: f("filter[virtualMachineId]", Uuid),
@@ -178,8 +180,12 @@ const lookupKinds = {
     route: "listVms",
     nameField: "name",
     secrets: ["sshPrivateKey"],
-    byId: async (id, entityId) =>
-      vmOutputs({}, await observe(await client().getVm({ params: { id }, query: entityQuery(entityId) })), undefined),
+    byId: async (ctx, id, entityId) =>
+      vmOutputs(
+        {},
+        await observe(ctx, await ctx.api.getVm({ params: { id }, query: entityQuery(entityId) })),
+        undefined,
+      ),
     outputsOfItem: (item) => ({
       id: item.id,
       name: item.name,
@@ -229,8 +235,8 @@ const lookupKinds = {
     route: "listGpuVms",
     nameField: "name",
     secrets: ["sshPrivateKey"],
-    byId: async (id, entityId) =>
-      gpuOutputs({}, await client().getGpuVm({ params: { id }, query: entityQuery(entityId) })),
+    byId: async (ctx, id, entityId) =>
+      gpuOutputs({}, await ctx.api.getGpuVm({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => gpuOutputs({}, item),
     filters: {
       teamId: f("filter[teamId]", int),
@@ -244,8 +250,8 @@ const lookupKinds = {
     route: "listTeams",
     nameField: "name",
     secrets: [],
-    byId: async (id, entityId) =>
-      groupOutputs({}, await client().getTeam({ params: { id: teamNumber(id) }, query: entityQuery(entityId) }), []),
+    byId: async (ctx, id, entityId) =>
+      groupOutputs({}, await ctx.api.getTeam({ params: { id: teamNumber(id) }, query: entityQuery(entityId) }), []),
     outputsOfItem: (item) => groupOutputs({}, item, []),
     filters: { search: f("search", z.string().min(1).max(200)) },
   } satisfies LookupKind<"listTeams">,
@@ -256,8 +262,8 @@ const lookupKinds = {
     route: "listUsers",
     nameField: "email",
     secrets: ["password"],
-    byId: async (id, entityId) =>
-      userOutputs({}, await client().getUser({ params: { id }, query: entityQuery(entityId) })),
+    byId: async (ctx, id, entityId) =>
+      userOutputs({}, await ctx.api.getUser({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => userOutputs({}, item),
     filters: {
       search: f("search", z.string().min(1).max(200)),
@@ -345,12 +351,12 @@ const entityText = (entityId: string | undefined) =>
   entityId ? `entity ${entityId}` : "the configured entity (cloudinfra:entityId, else the credentials' own)";
 
 /** Looks up one resource of a kind by id or by exact name (every page of the API's partial-match search). */
-export async function lookupOne(name: LookupKindName, args: Props): Promise<Props> {
+export async function lookupOne(ctx: HandlerContext, name: LookupKindName, args: Props): Promise<Props> {
   const kind = kindOf(name);
   const entityId = args.entityId as string | undefined;
   if (typeof args.id === "string") {
     const id = args.id;
-    const outputs = await kind.byId(id, entityId).catch((error: unknown) => {
+    const outputs = await kind.byId(ctx, id, entityId).catch((error: unknown) => {
       if (isNotFound(error))
         throw lookupError(`no ${kind.noun} has the id "${id}" in ${entityText(entityId)}: check the id and the entity`);
       throw error;
@@ -358,13 +364,13 @@ export async function lookupOne(name: LookupKindName, args: Props): Promise<Prop
     return { ...withoutSecrets(kind, outputs), id };
   }
   const wanted = args[kind.nameField] as string;
-  const api = client();
+  const api = ctx.api;
   const key = `${name} ${entityId ?? ""}`;
   let ofClient = gatherers.get(api);
   if (!ofClient) gatherers.set(api, (ofClient = new Map()));
   let gatherer = ofClient.get(key);
   if (!gatherer) {
-    gatherer = new NameGatherer((search) => listEvery(kind.route, { search, ...entityQuery(entityId) }, api));
+    gatherer = new NameGatherer((search) => listEvery(api, kind.route, { search, ...entityQuery(entityId) }));
     ofClient.set(key, gatherer);
   }
   const items = (await gatherer.candidates(wanted)) as { id: string; createdAt?: string; [k: string]: unknown }[];
@@ -395,7 +401,7 @@ export async function lookupOne(name: LookupKindName, args: Props): Promise<Prop
   // VM list items carry less than the resource: read the one found by id.
   const outputs =
     name === "VirtualMachine"
-      ? await kind.byId(found.id, entityId)
+      ? await kind.byId(ctx, found.id, entityId)
       : await kind.outputsOfItem(found as never, entityId);
   return { ...withoutSecrets(kind, outputs), id: String(found.id) };
 }
@@ -412,14 +418,14 @@ const byNameThenId = (nameField: string) => (a: Props, b: Props) =>
   String(a[nameField]).localeCompare(String(b[nameField])) || String(a.id).localeCompare(String(b.id));
 
 /** Every resource of a kind that the filters select (every page), sorted by name then id, and how many. */
-export async function lookupList(name: LookupKindName, args: Props): Promise<Props> {
+export async function lookupList(ctx: HandlerContext, name: LookupKindName, args: Props): Promise<Props> {
   const kind = kindOf(name);
   const query: Record<string, unknown> = { ...entityQuery(args.entityId as string | undefined) };
   for (const [key, filter] of Object.entries(kind.filters)) {
     const value = args[key];
     if (value !== undefined) query[filter.param] = Array.isArray(value) ? value.join(",") : value;
   }
-  const items = await listEvery(kind.route, query);
+  const items = await listEvery(ctx.api, kind.route, query);
   const outputs = await Promise.all(
     items.map(async (item) => ({
       ...withoutSecrets(kind, await kind.outputsOfItem(item as never, args.entityId as string | undefined)),
@@ -444,8 +450,11 @@ export const GetCallerResult = z.object({
 });
 
 /** Who the credentials are (`GET /auth/check`) and the entity they act in. */
-export async function caller(args: { entityId?: string }): Promise<z.output<typeof GetCallerResult>> {
-  const check = await client().check({ query: entityQuery(args.entityId) });
+export async function caller(
+  ctx: HandlerContext,
+  args: { entityId?: string },
+): Promise<z.output<typeof GetCallerResult>> {
+  const check = await ctx.api.check({ query: entityQuery(args.entityId) });
   return {
     userId: check.user.id,
     email: check.user.email,
@@ -469,19 +478,19 @@ function registry(): Record<string, DataFunction> {
       args: data.GetGpuInventoryArgs as z.ZodType<Props>,
       argsShape: data.GetGpuInventoryArgs,
       result: data.GetGpuInventoryResult,
-      call: data.gpuInventory as (args: never) => Promise<unknown>,
+      call: data.gpuInventory as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getVolumeSizes: {
       args: data.GetVolumeSizesArgs as z.ZodType<Props>,
       argsShape: data.GetVolumeSizesArgs,
       result: data.GetVolumeSizesResult,
-      call: data.volumeSizes as (args: never) => Promise<unknown>,
+      call: data.volumeSizes as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getCaller: {
       args: GetCallerArgs as z.ZodType<Props>,
       argsShape: GetCallerArgs,
       result: GetCallerResult,
-      call: caller as (args: never) => Promise<unknown>,
+      call: caller as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
   };
   for (const name of Object.keys(lookupKinds) as LookupKindName[]) {
@@ -493,7 +502,10 @@ function registry(): Record<string, DataFunction> {
       argsShape: one.shape,
       result: single,
       describes: name,
-      call: ((args: Props) => lookupOne(name, args)) as (args: never) => Promise<unknown>,
+      call: ((ctx: HandlerContext, args: Props) => lookupOne(ctx, name, args)) as (
+        ctx: HandlerContext,
+        args: never,
+      ) => Promise<unknown>,
     };
     const list = listArgs(kind);
     functions[pluralName(name)] = {
@@ -501,7 +513,10 @@ function registry(): Record<string, DataFunction> {
       argsShape: list,
       result: z.object({ [kind.plural]: z.array(kind.listItem ?? single), count: z.number().int() }),
       describes: name,
-      call: ((args: Props) => lookupList(name, args)) as (args: never) => Promise<unknown>,
+      call: ((ctx: HandlerContext, args: Props) => lookupList(ctx, name, args)) as (
+        ctx: HandlerContext,
+        args: never,
+      ) => Promise<unknown>,
     };
   }
   return functions;

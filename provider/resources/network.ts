@@ -1,24 +1,14 @@
 import { z } from "zod";
 import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
 import { BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import {
-  batchedRead,
-  changedInputs,
-  checkInputs,
-  client,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  plainInputs,
-  settings,
-  uuidInput,
-  type CheckFailure,
-  type Props,
-  type ResourceKind,
-  pollUntil,
-  sleep,
-  createUnique,
-} from "./framework";
+import { type CheckFailure, checkInputs, uuidInput } from "./check";
+import type { HandlerContext } from "./context";
+import { createUnique } from "./create-recovery";
+import { changedInputs, diffInputs } from "./diff";
+import { isConflict, isNotFound } from "./errors";
+import { batchedRead, pollUntil, sleep } from "./jobs";
+import type { ResourceKind } from "./kind";
+import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 
 const ipv4 = z.ipv4({ error: "must be an IPv4 address such as 10.0.0.10" });
@@ -132,8 +122,8 @@ const pick = (source: Props, keys: readonly string[]) =>
   Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
 
 /** Networks are read in batches through the list endpoint: its items carry every field of a network. */
-const networks = () =>
-  batchedRead<ApiNetwork>("networks", (api) => ({
+const networks = (ctx: HandlerContext) =>
+  batchedRead<ApiNetwork>(ctx, "networks", (api) => ({
     list: (page, limit) => api.listNetworks({ query: { page, limit, sort: "createdAt:asc" } }),
     get: (id) => api.getNetwork({ params: { id } }),
   }));
@@ -146,14 +136,14 @@ const bulkDeleter = (api: CloudClient) =>
     () => new BatchedDeleter<string>(async (ids) => await api.bulkDeleteNetworks({ body: { ids } })),
   );
 
-async function readNetwork(id: string): Promise<ApiNetwork> {
-  const found = await networks().read(id);
+async function readNetwork(ctx: HandlerContext, id: string): Promise<ApiNetwork> {
+  const found = await networks(ctx).read(id);
   if (!found) throw new Error(`Network ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
   return found;
 }
 
-async function findByName(name: string): Promise<ApiNetwork | undefined> {
-  for await (const network of client().listAll("listNetworks", { search: name })) {
+async function findByName(ctx: HandlerContext, name: string): Promise<ApiNetwork | undefined> {
+  for await (const network of ctx.api.listAll("listNetworks", { search: name })) {
     if (network.name === name) return network;
   }
   return undefined;
@@ -164,7 +154,11 @@ async function findByName(name: string): Promise<ApiNetwork | undefined> {
  * being created (e.g. by a run that was killed) is waited for first, so that resources using it in the same
  * deployment find it Active.
  */
-async function adopt(inputs: NetworkInputs, existing: ApiNetwork): Promise<{ id: string; outs: Props }> {
+async function adopt(
+  ctx: HandlerContext,
+  inputs: NetworkInputs,
+  existing: ApiNetwork,
+): Promise<{ id: string; outs: Props }> {
   const mismatches = (["datacenterId", "networkType"] as const).filter((k) =>
     k === "datacenterId" ? existing.datacenter.id !== inputs.datacenterId : existing[k] !== inputs[k],
   );
@@ -174,14 +168,15 @@ async function adopt(inputs: NetworkInputs, existing: ApiNetwork): Promise<{ id:
         "and cannot change in place; rename one of them or align the program",
     );
   }
-  const current = outputsOf({}, existing.status === "Creating" ? await settledNetwork(existing) : existing);
-  return { id: existing.id, outs: await update(existing.id, current, inputs) };
+  const current = outputsOf({}, existing.status === "Creating" ? await settledNetwork(ctx, existing) : existing);
+  return { id: existing.id, outs: await update(ctx, existing.id, current, inputs) };
 }
 
 /** Polls a network until its create job has ended (bounded by cloudinfra:jobTimeoutMs). */
-function settledNetwork(found: ApiNetwork): Promise<ApiNetwork> {
-  const api = client();
+function settledNetwork(ctx: HandlerContext, found: ApiNetwork): Promise<ApiNetwork> {
+  const api = ctx.api;
   return pollUntil(
+    ctx,
     () => api.getNetwork({ params: { id: found.id } }),
     (network) => network.status !== "Creating",
     (network, timeoutMs) =>
@@ -192,16 +187,16 @@ function settledNetwork(found: ApiNetwork): Promise<ApiNetwork> {
   );
 }
 
-export function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props }> {
-  const api = client();
+export function create(ctx: HandlerContext, inputs: NetworkInputs): Promise<{ id: string; outs: Props }> {
+  const api = ctx.api;
   const get = (id: string) => api.getNetwork({ params: { id } });
-  return createUnique({
+  return createUnique(ctx, {
     what: `network named "${inputs.name}"`,
     adopt: inputs.adopt,
     send: () => api.createNetwork({ body: pick(inputs, createKeys) as never }),
-    findByName: () => findByName(inputs.name),
-    takeOver: (existing) => adopt(inputs, existing),
-    outputs: async (id) => outputsOf(inputs, await readNetwork(id)),
+    findByName: () => findByName(ctx, inputs.name),
+    takeOver: (existing) => adopt(ctx, inputs, existing),
+    outputs: async (id) => outputsOf(inputs, await readNetwork(ctx, id)),
     partialOutputs: async (id) => {
       const network = await get(id).catch(() => undefined);
       return network ? outputsOf(inputs, network) : plainInputs(inputs);
@@ -209,13 +204,17 @@ export function create(inputs: NetworkInputs): Promise<{ id: string; outs: Props
   });
 }
 
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
-  const found = await networks().read(id);
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+  props: Props,
+): Promise<{ id: string; props: Props } | null> {
+  const found = await networks(ctx).read(id);
   return found ? { id, props: outputsOf(props, found) } : null;
 }
 
-export async function update(id: string, olds: Props, news: NetworkInputs): Promise<Props> {
-  const api = client();
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: NetworkInputs): Promise<Props> {
+  const api = ctx.api;
   const body = pick(
     news,
     changedInputs(olds, news, diffSpec).filter((k) => diffSpec.inPlace.includes(k)),
@@ -234,13 +233,13 @@ export async function update(id: string, olds: Props, news: NetworkInputs): Prom
 }
 
 /** Deletes the network; while VMs being deleted still hold it, waits for them (bounded), else names them. */
-export async function remove(id: string): Promise<void> {
-  const api = client();
-  const current = settings();
+export async function remove(ctx: HandlerContext, id: string): Promise<void> {
+  const api = ctx.api;
+  const current = ctx.settings;
   // Deletes arriving together go in one bulk request; what it did not delete goes the single way below.
   const outcome = await bulkDeleter(api).delete(id);
   if (outcome.kind === "deleted") return;
-  if (outcome.kind === "unconfirmed" && (await networks().read(id)) === null) return;
+  if (outcome.kind === "unconfirmed" && (await networks(ctx).read(id)) === null) return;
   const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10 * 60_000);
   let triedAgain = false;
   for (;;) {
@@ -269,7 +268,7 @@ export async function remove(id: string): Promise<void> {
           : `Network ${id} cannot be deleted now (status ${network?.status ?? "unknown"})`,
       );
     }
-    await sleep(current.pollIntervalMs);
+    await sleep(current.pollIntervalMs, ctx.signal);
   }
 }
 
@@ -294,8 +293,8 @@ export const network: ResourceKind = {
   outputs: NetworkOutputs,
   check: (_olds: Props, news: Props) => checkInputs(NetworkInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as NetworkInputs),
-  read: (id: string, props: Props) => read(id, props),
-  update: (id: string, olds: Props, news: Props) => update(id, olds, news as NetworkInputs),
-  delete: (id: string) => remove(id),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as NetworkInputs),
+  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
+  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) => update(ctx, id, olds, news as NetworkInputs),
+  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
 };

@@ -1,15 +1,11 @@
 import { z } from "zod";
 import { ApiError } from "../client";
-import {
-  checkInputs,
-  client,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  uuidInput,
-  type Props,
-  type ResourceKind,
-} from "./framework";
+import { checkInputs, uuidInput } from "./check";
+import type { HandlerContext } from "./context";
+import { diffInputs } from "./diff";
+import { isConflict, isNotFound } from "./errors";
+import type { ResourceKind } from "./kind";
+import type { Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
@@ -41,9 +37,9 @@ function parseId(id: string): ResourceGroupMemberInputs {
 const outputsOf = (membership: ResourceGroupMemberInputs): Props => ({ ...membership });
 
 /** Whether the user is a member of the group; null when the user is gone (deleted users read as 404). */
-async function isMember({ teamId, userId }: ResourceGroupMemberInputs): Promise<boolean | null> {
+async function isMember(ctx: HandlerContext, { teamId, userId }: ResourceGroupMemberInputs): Promise<boolean | null> {
   try {
-    return (await client().getUser({ params: { id: userId } })).teamIds.includes(teamId);
+    return (await ctx.api.getUser({ params: { id: userId } })).teamIds.includes(teamId);
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;
@@ -51,10 +47,10 @@ async function isMember({ teamId, userId }: ResourceGroupMemberInputs): Promise<
 }
 
 /** Adds the user to the group; a user already a member (added by hand, or by a run whose answer was lost) is taken over. */
-async function join(inputs: ResourceGroupMemberInputs): Promise<Props> {
+async function join(ctx: HandlerContext, inputs: ResourceGroupMemberInputs): Promise<Props> {
   const { teamId, userId } = inputs;
   try {
-    await client().addTeamMember({ params: { id: teamId }, body: { userId } });
+    await ctx.api.addTeamMember({ params: { id: teamId }, body: { userId } });
   } catch (error) {
     if (isConflict(error)) return outputsOf(inputs);
     if (error instanceof ApiError && error.status < 500) {
@@ -67,30 +63,33 @@ async function join(inputs: ResourceGroupMemberInputs): Promise<Props> {
   return outputsOf(inputs);
 }
 
-export async function create(inputs: ResourceGroupMemberInputs): Promise<{ id: string; outs: Props }> {
-  return { id: membershipId(inputs.teamId, inputs.userId), outs: await join(inputs) };
+export async function create(
+  ctx: HandlerContext,
+  inputs: ResourceGroupMemberInputs,
+): Promise<{ id: string; outs: Props }> {
+  return { id: membershipId(inputs.teamId, inputs.userId), outs: await join(ctx, inputs) };
 }
 
 /** The membership exists while the user belongs to the group; a user or group deleted, or the user removed, is gone. */
-export async function read(id: string): Promise<{ id: string; props: Props } | null> {
+export async function read(ctx: HandlerContext, id: string): Promise<{ id: string; props: Props } | null> {
   const membership = parseId(id);
-  return (await isMember(membership)) ? { id, props: outputsOf(membership) } : null;
+  return (await isMember(ctx, membership)) ? { id, props: outputsOf(membership) } : null;
 }
 
 /** Nothing changes in place; an update (after a failed run) makes sure the user is a member again. */
-export async function update(id: string, news: ResourceGroupMemberInputs): Promise<Props> {
+export async function update(ctx: HandlerContext, id: string, news: ResourceGroupMemberInputs): Promise<Props> {
   const current = parseId(id);
   if (current.teamId !== news.teamId || current.userId !== news.userId) {
     throw new Error(`Membership ${id} cannot be changed in place to ${membershipId(news.teamId, news.userId)}`);
   }
-  return join(news);
+  return join(ctx, news);
 }
 
 /** Removes the user from the group; a user no longer a member, or a user or group gone, is success. */
-export async function remove(id: string): Promise<void> {
+export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const { teamId, userId } = parseId(id);
   try {
-    await client().removeTeamMember({ params: { id: teamId, userId } });
+    await ctx.api.removeTeamMember({ params: { id: teamId, userId } });
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
@@ -105,8 +104,9 @@ export const resourceGroupMember: ResourceKind = {
   outputs: ResourceGroupMemberOutputs,
   check: (_olds: Props, news: Props) => checkInputs(ResourceGroupMemberInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as ResourceGroupMemberInputs),
-  read: (id: string) => read(id),
-  update: (id: string, _olds: Props, news: Props) => update(id, news as ResourceGroupMemberInputs),
-  delete: (id: string) => remove(id),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as ResourceGroupMemberInputs),
+  read: (ctx: HandlerContext, id: string) => read(ctx, id),
+  update: (ctx: HandlerContext, id: string, _olds: Props, news: Props) =>
+    update(ctx, id, news as ResourceGroupMemberInputs),
+  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
 };

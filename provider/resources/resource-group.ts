@@ -1,21 +1,13 @@
 import { z } from "zod";
 import type { Team, TeamDetail } from "../api";
 import { ApiError } from "../client";
-import {
-  changedInputs,
-  checkInputs,
-  client,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  plainInputs,
-  ResourceInitError,
-  uuidInput,
-  type Props,
-  type ResourceKind,
-  createUnique,
-  retryOnConflict,
-} from "./framework";
+import { checkInputs, uuidInput } from "./check";
+import type { HandlerContext } from "./context";
+import { createUnique, retryOnConflict } from "./create-recovery";
+import { changedInputs, diffInputs } from "./diff";
+import { isConflict, isNotFound, ResourceInitError } from "./errors";
+import type { ResourceKind } from "./kind";
+import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 
 type TeamView = Team | z.output<typeof TeamDetail>;
@@ -51,8 +43,8 @@ const inputFields = {
 const diffSpec = diffSpecOf(ResourceGroupInputs, inputFields);
 
 /** All members of a group (the detail pages them), as sorted user ids. */
-async function teamWithMembers(id: number): Promise<{ team: TeamView; members: string[] }> {
-  const api = client();
+async function teamWithMembers(ctx: HandlerContext, id: number): Promise<{ team: TeamView; members: string[] }> {
+  const api = ctx.api;
   const members: string[] = [];
   for (let page = 1; ; page++) {
     const detail = await api.getTeam({ params: { id }, query: { page, limit: 100 } });
@@ -81,8 +73,8 @@ export function outputsOf(inputs: Props, team: TeamView, members: string[]): Pro
 }
 
 /** Names are unique per entity, compared case-insensitively (as the API does). */
-async function findByName(name: string): Promise<Team | undefined> {
-  for await (const team of client().listAll("listTeams", { search: name })) {
+async function findByName(ctx: HandlerContext, name: string): Promise<Team | undefined> {
+  for await (const team of ctx.api.listAll("listTeams", { search: name })) {
     if (team.name.toLowerCase() === name.toLowerCase()) return team;
   }
   return undefined;
@@ -94,8 +86,8 @@ const parseId = (id: string): number => {
 };
 
 /** Makes the group's name, parent and (when given) members match the inputs; returns the outputs. */
-export async function update(id: string, olds: Props, news: ResourceGroupInputs): Promise<Props> {
-  const api = client();
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: ResourceGroupInputs): Promise<Props> {
+  const api = ctx.api;
   const teamId = parseId(id);
   const changed = changedInputs(olds, news, diffSpec);
   const body: { name?: string; parentTeamId?: number | null } = {};
@@ -103,10 +95,10 @@ export async function update(id: string, olds: Props, news: ResourceGroupInputs)
   if (changed.includes("parentTeamId")) body.parentTeamId = news.parentTeamId ?? null;
   if (Object.keys(body).length > 0) {
     try {
-      await retryOnConflict(() => api.updateTeam({ params: { id: teamId }, body }));
+      await retryOnConflict(ctx, () => api.updateTeam({ params: { id: teamId }, body }));
     } catch (error) {
       if (isConflict(error) && body.name !== undefined) {
-        const holder = await findByName(body.name).catch(() => undefined);
+        const holder = await findByName(ctx, body.name).catch(() => undefined);
         throw new Error(
           `Cannot rename resource group ${id} to "${body.name}": ` +
             (holder ? `resource group ${holder.id} is named "${holder.name}"` : "another group has that name") +
@@ -117,7 +109,7 @@ export async function update(id: string, olds: Props, news: ResourceGroupInputs)
       throw error;
     }
   }
-  let current = await teamWithMembers(teamId);
+  let current = await teamWithMembers(ctx, teamId);
   if (news.members !== undefined) {
     const wanted = news.members;
     const adding = wanted.filter((m) => !current.members.includes(m));
@@ -132,17 +124,21 @@ export async function update(id: string, olds: Props, news: ResourceGroupInputs)
         if (!isNotFound(e)) throw e; // no longer a member
       });
     }
-    if (adding.length + removing.length > 0) current = await teamWithMembers(teamId);
+    if (adding.length + removing.length > 0) current = await teamWithMembers(ctx, teamId);
   }
   return outputsOf(news, current.team, current.members);
 }
 
 /** Takes over an existing group; once found it is recorded even when aligning it fails, so it is not orphaned. */
-async function adopt(inputs: ResourceGroupInputs, existing: Team): Promise<{ id: string; outs: Props }> {
+async function adopt(
+  ctx: HandlerContext,
+  inputs: ResourceGroupInputs,
+  existing: Team,
+): Promise<{ id: string; outs: Props }> {
   const id = String(existing.id);
-  const { team, members } = await teamWithMembers(existing.id);
+  const { team, members } = await teamWithMembers(ctx, existing.id);
   try {
-    return { id, outs: await update(id, outputsOf({}, team, members), inputs) };
+    return { id, outs: await update(ctx, id, outputsOf({}, team, members), inputs) };
   } catch (error) {
     throw new ResourceInitError(
       `Resource group "${team.name}" (${id}) was taken over but could not be aligned with the program: ` +
@@ -153,41 +149,47 @@ async function adopt(inputs: ResourceGroupInputs, existing: Team): Promise<{ id:
   }
 }
 
-export async function create(inputs: ResourceGroupInputs): Promise<{ id: string; outs: Props }> {
-  const api = client();
+export async function create(ctx: HandlerContext, inputs: ResourceGroupInputs): Promise<{ id: string; outs: Props }> {
+  const api = ctx.api;
   const body = {
     name: inputs.name,
     ...(inputs.parentTeamId !== undefined ? { parentTeamId: inputs.parentTeamId } : {}),
   };
-  return createUnique({
+  return createUnique(ctx, {
     what: `resource group named "${inputs.name}"`,
     adopt: inputs.adopt,
     retryConflicts: true,
     send: async () => ({ id: String((await api.createTeam({ body })).teamId) }),
-    findByName: () => findByName(inputs.name),
-    takeOver: (existing) => adopt(inputs, existing),
+    findByName: () => findByName(ctx, inputs.name),
+    takeOver: (existing) => adopt(ctx, inputs, existing),
     // Members are set once the group exists; if that fails the group is recorded and the next `up` retries them.
     outputs: async (id) => {
       if (inputs.members !== undefined && inputs.members.length > 0) {
-        return update(id, { name: inputs.name, parentTeamId: inputs.parentTeamId }, inputs).catch((error: unknown) => {
-          throw new Error(
-            `Resource group "${inputs.name}" (${id}) was created but its members could not be set: ${(error as Error).message}`,
-          );
-        });
+        return update(ctx, id, { name: inputs.name, parentTeamId: inputs.parentTeamId }, inputs).catch(
+          (error: unknown) => {
+            throw new Error(
+              `Resource group "${inputs.name}" (${id}) was created but its members could not be set: ${(error as Error).message}`,
+            );
+          },
+        );
       }
-      const { team, members } = await teamWithMembers(Number(id));
+      const { team, members } = await teamWithMembers(ctx, Number(id));
       return outputsOf(inputs, team, members);
     },
     partialOutputs: async (id) => {
-      const found = await teamWithMembers(Number(id)).catch(() => undefined);
+      const found = await teamWithMembers(ctx, Number(id)).catch(() => undefined);
       return found ? outputsOf(inputs, found.team, found.members) : { ...plainInputs(inputs), teamId: Number(id) };
     },
   });
 }
 
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+  props: Props,
+): Promise<{ id: string; props: Props } | null> {
   try {
-    const { team, members } = await teamWithMembers(parseId(id));
+    const { team, members } = await teamWithMembers(ctx, parseId(id));
     return { id, props: outputsOf(props, team, members) };
   } catch (error) {
     if (isNotFound(error)) return null;
@@ -196,10 +198,10 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
 }
 
 /** Deletes the group; while child groups remain (e.g. being deleted in the same run), waits briefly, then names them. */
-export async function remove(id: string): Promise<void> {
+export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const teamId = parseId(id);
   try {
-    await retryOnConflict(() => client().deleteTeam({ params: { id: teamId } }));
+    await retryOnConflict(ctx, () => ctx.api.deleteTeam({ params: { id: teamId } }));
   } catch (error) {
     if (isNotFound(error)) return;
     if (isConflict(error)) {
@@ -225,8 +227,9 @@ export const resourceGroup: ResourceKind = {
   outputs: ResourceGroupOutputs,
   check: (_olds: Props, news: Props) => checkInputs(ResourceGroupInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as ResourceGroupInputs),
-  read: (id: string, props: Props) => read(id, props),
-  update: (id: string, olds: Props, news: Props) => update(id, olds, news as ResourceGroupInputs),
-  delete: (id: string) => remove(id),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as ResourceGroupInputs),
+  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
+  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) =>
+    update(ctx, id, olds, news as ResourceGroupInputs),
+  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
 };

@@ -1,7 +1,12 @@
 import { z } from "zod";
 import { RoleName } from "../api";
 import { ApiError } from "../client";
-import { checkInputs, client, diffInputs, isNotFound, uuidInput, type Props, type ResourceKind } from "./framework";
+import { checkInputs, uuidInput } from "./check";
+import type { HandlerContext } from "./context";
+import { diffInputs } from "./diff";
+import { isNotFound } from "./errors";
+import type { ResourceKind } from "./kind";
+import type { Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 
 export const UserRoleInputs = z.strictObject({
@@ -37,10 +42,10 @@ function parseId(id: string): UserRoleInputs {
 const outputsOf = (grant: UserRoleInputs): Props => ({ ...grant });
 
 /** Grants the role; a role the user already has (granted by hand, or by a run whose answer was lost) is taken over. */
-async function grant(inputs: UserRoleInputs): Promise<Props> {
+async function grant(ctx: HandlerContext, inputs: UserRoleInputs): Promise<Props> {
   const { userId, roleName } = inputs;
   try {
-    await client().addUserRole({ params: { userId }, body: { roleName } });
+    await ctx.api.addUserRole({ params: { userId }, body: { roleName } });
   } catch (error) {
     if (error instanceof ApiError && error.status < 500) {
       throw new Error(`Granting role ${roleName} to user ${userId} failed: ${error.apiMessage}`, { cause: error });
@@ -50,15 +55,15 @@ async function grant(inputs: UserRoleInputs): Promise<Props> {
   return outputsOf(inputs);
 }
 
-export async function create(inputs: UserRoleInputs): Promise<{ id: string; outs: Props }> {
-  return { id: userRoleId(inputs.userId, inputs.roleName), outs: await grant(inputs) };
+export async function create(ctx: HandlerContext, inputs: UserRoleInputs): Promise<{ id: string; outs: Props }> {
+  return { id: userRoleId(inputs.userId, inputs.roleName), outs: await grant(ctx, inputs) };
 }
 
 /** The grant exists while the user has the role; a user deleted, or the role revoked, is gone. */
-export async function read(id: string): Promise<{ id: string; props: Props } | null> {
+export async function read(ctx: HandlerContext, id: string): Promise<{ id: string; props: Props } | null> {
   const wanted = parseId(id);
   try {
-    const user = await client().getUser({ params: { id: wanted.userId } });
+    const user = await ctx.api.getUser({ params: { id: wanted.userId } });
     return user.roles.includes(wanted.roleName) ? { id, props: outputsOf(wanted) } : null;
   } catch (error) {
     if (isNotFound(error)) return null;
@@ -67,19 +72,19 @@ export async function read(id: string): Promise<{ id: string; props: Props } | n
 }
 
 /** Nothing changes in place; an update (after a failed run) makes sure the role is granted again. */
-export async function update(id: string, news: UserRoleInputs): Promise<Props> {
+export async function update(ctx: HandlerContext, id: string, news: UserRoleInputs): Promise<Props> {
   const current = parseId(id);
   if (current.userId !== news.userId || current.roleName !== news.roleName) {
     throw new Error(`User role ${id} cannot be changed in place to ${userRoleId(news.userId, news.roleName)}`);
   }
-  return grant(news);
+  return grant(ctx, news);
 }
 
 /** Revokes the role; a role already revoked, or a user gone, is success. */
-export async function remove(id: string): Promise<void> {
+export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const { userId, roleName } = parseId(id);
   try {
-    await client().removeUserRole({ params: { userId, roleName } });
+    await ctx.api.removeUserRole({ params: { userId, roleName } });
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
@@ -94,8 +99,8 @@ export const userRole: ResourceKind = {
   outputs: UserRoleOutputs,
   check: (_olds: Props, news: Props) => checkInputs(UserRoleInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as UserRoleInputs),
-  read: (id: string) => read(id),
-  update: (id: string, _olds: Props, news: Props) => update(id, news as UserRoleInputs),
-  delete: (id: string) => remove(id),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as UserRoleInputs),
+  read: (ctx: HandlerContext, id: string) => read(ctx, id),
+  update: (ctx: HandlerContext, id: string, _olds: Props, news: Props) => update(ctx, id, news as UserRoleInputs),
+  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
 };

@@ -1,23 +1,13 @@
 import { z } from "zod";
 import { passwordProblems, RoleName, type User as ApiUser } from "../api";
 import { ApiError } from "../client";
-import {
-  changedInputs,
-  checkInputs,
-  client,
-  containsUnknown,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  plainInputs,
-  ResourceInitError,
-  uuidInput,
-  type CheckFailure,
-  type Props,
-  type ResourceKind,
-  createUnique,
-  retryOnConflict,
-} from "./framework";
+import { type CheckFailure, checkInputs, uuidInput } from "./check";
+import type { HandlerContext } from "./context";
+import { createUnique, retryOnConflict } from "./create-recovery";
+import { changedInputs, diffInputs } from "./diff";
+import { isConflict, isNotFound, ResourceInitError } from "./errors";
+import type { ResourceKind } from "./kind";
+import { containsUnknown, plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { sortedSet, teamIdInput } from "./resource-group";
 
@@ -126,16 +116,20 @@ export function outputsOf(inputs: Props, user: ApiUser): Props {
 const entityQuery = (entityId: unknown) => (typeof entityId === "string" ? { entityId } : undefined);
 
 /** The live user with this email in the entity (emails are unique among users that are not deleted). */
-async function findByEmail(email: string, entityId: string | undefined): Promise<ApiUser | undefined> {
+async function findByEmail(
+  ctx: HandlerContext,
+  email: string,
+  entityId: string | undefined,
+): Promise<ApiUser | undefined> {
   const query = { search: email, ...(entityId ? { entityId } : {}) };
-  for await (const user of client().listAll("listUsers", query)) {
+  for await (const user of ctx.api.listAll("listUsers", query)) {
     if (user.email === email && user.deletedAt === null) return user;
   }
   return undefined;
 }
 
-export async function update(id: string, olds: Props, news: UserInputs): Promise<Props> {
-  const api = client();
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: UserInputs): Promise<Props> {
+  const api = ctx.api;
   const query = entityQuery(olds.entityId ?? news.entityId);
   const changed = changedInputs(olds, news, diffSpec);
   const body: { firstName?: string; lastName?: string; email?: string } = {};
@@ -144,7 +138,7 @@ export async function update(id: string, olds: Props, news: UserInputs): Promise
   }
   if (Object.keys(body).length > 0) {
     try {
-      await retryOnConflict(() => api.updateUser({ params: { id }, query, body }));
+      await retryOnConflict(ctx, () => api.updateUser({ params: { id }, query, body }));
     } catch (error) {
       if (isConflict(error) && body.email !== undefined) {
         throw new Error(
@@ -191,9 +185,9 @@ export async function update(id: string, olds: Props, news: UserInputs): Promise
 }
 
 /** Takes over an existing user; once found it is recorded even when aligning it fails, so it is not orphaned. */
-async function adopt(inputs: UserInputs, existing: ApiUser): Promise<{ id: string; outs: Props }> {
+async function adopt(ctx: HandlerContext, inputs: UserInputs, existing: ApiUser): Promise<{ id: string; outs: Props }> {
   try {
-    return { id: existing.id, outs: await update(existing.id, outputsOf({}, existing), inputs) };
+    return { id: existing.id, outs: await update(ctx, existing.id, outputsOf({}, existing), inputs) };
   } catch (error) {
     throw new ResourceInitError(
       `User ${existing.email} (${existing.id}) was taken over but could not be aligned with the program: ` +
@@ -204,8 +198,8 @@ async function adopt(inputs: UserInputs, existing: ApiUser): Promise<{ id: strin
   }
 }
 
-export async function create(inputs: UserInputs): Promise<{ id: string; outs: Props }> {
-  const api = client();
+export async function create(ctx: HandlerContext, inputs: UserInputs): Promise<{ id: string; outs: Props }> {
+  const api = ctx.api;
   const register = inputs.action === "register";
   const body = {
     email: inputs.email,
@@ -218,7 +212,7 @@ export async function create(inputs: UserInputs): Promise<{ id: string; outs: Pr
     ...(register && inputs.entityId !== undefined ? { entityId: inputs.entityId } : {}),
   };
   let made: ApiUser | undefined;
-  return createUnique({
+  return createUnique(ctx, {
     what: `user with the email ${inputs.email}`,
     adopt: inputs.adopt,
     retryConflicts: true,
@@ -226,19 +220,23 @@ export async function create(inputs: UserInputs): Promise<{ id: string; outs: Pr
       made = await api.createUser({ body });
       return { id: made.id };
     },
-    findByName: () => findByEmail(inputs.email, inputs.entityId),
-    takeOver: (existing) => adopt(inputs, existing),
+    findByName: () => findByEmail(ctx, inputs.email, inputs.entityId),
+    takeOver: (existing) => adopt(ctx, inputs, existing),
     outputs: async (id) =>
       outputsOf(inputs, made ?? (await api.getUser({ params: { id }, query: entityQuery(inputs.entityId) }))),
     partialOutputs: async () => (made ? outputsOf(inputs, made) : plainInputs(inputs)),
   });
 }
 
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+  props: Props,
+): Promise<{ id: string; props: Props } | null> {
   try {
     return {
       id,
-      props: outputsOf(props, await client().getUser({ params: { id }, query: entityQuery(props.entityId) })),
+      props: outputsOf(props, await ctx.api.getUser({ params: { id }, query: entityQuery(props.entityId) })),
     };
   } catch (error) {
     // A deleted user (the API deletes softly) reads as 404: gone.
@@ -248,9 +246,9 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
 }
 
 /** The API's soft delete; already deleted is success. */
-export async function remove(id: string, props: Props): Promise<void> {
+export async function remove(ctx: HandlerContext, id: string, props: Props): Promise<void> {
   try {
-    await client().deleteUser({ params: { id }, query: entityQuery(props.entityId) });
+    await ctx.api.deleteUser({ params: { id }, query: entityQuery(props.entityId) });
   } catch (error) {
     if (isNotFound(error)) return;
     if (isConflict(error)) {
@@ -292,14 +290,15 @@ export const user: ResourceKind = {
   check: (_olds: Props, news: Props) =>
     checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: async (inputs: Props) => {
-    const created = await create(inputs as UserInputs);
+  create: async (ctx: HandlerContext, inputs: Props) => {
+    const created = await create(ctx, inputs as UserInputs);
     return { ...created, outs: managedOnly(inputs, created.outs) };
   },
-  read: async (id: string, props: Props) => {
-    const found = await read(id, props);
+  read: async (ctx: HandlerContext, id: string, props: Props) => {
+    const found = await read(ctx, id, props);
     return found && { ...found, props: managedOnly(props, found.props) };
   },
-  update: async (id: string, olds: Props, news: Props) => managedOnly(news, await update(id, olds, news as UserInputs)),
-  delete: (id: string, props: Props) => remove(id, props),
+  update: async (ctx: HandlerContext, id: string, olds: Props, news: Props) =>
+    managedOnly(news, await update(ctx, id, olds, news as UserInputs)),
+  delete: (ctx: HandlerContext, id: string, props: Props) => remove(ctx, id, props),
 };

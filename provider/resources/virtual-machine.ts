@@ -1,33 +1,14 @@
 import { z } from "zod";
 import type { VmDetail, VmListItem } from "../api";
-import { ApiError, JobFailedError } from "../client";
-import {
-  AMBIGUOUS_CREATE_SKEW_MS,
-  awaitJob,
-  batchedRead,
-  changedInputs,
-  checkInputs,
-  client,
-  containsUnknown,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  plainInputs,
-  ResourceInitError,
-  settings,
-  settledText,
-  UNKNOWN,
-  uuidInput,
-  type CheckFailure,
-  type CheckResult,
-  type DiffResult,
-  type Props,
-  type ResourceKind,
-  pollUntil,
-  progressAbout,
-  sleep,
-  warnAbout,
-} from "./framework";
+import { ApiError, JobFailedError, type CloudClient } from "../client";
+import { type CheckFailure, checkInputs, type CheckResult, uuidInput } from "./check";
+import { type HandlerContext, progressAbout, warnAbout } from "./context";
+import { AMBIGUOUS_CREATE_SKEW_MS } from "./create-recovery";
+import { changedInputs, diffInputs, type DiffResult } from "./diff";
+import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
+import { awaitJob, batchedRead, pollUntil, sleep } from "./jobs";
+import type { ResourceKind } from "./kind";
+import { containsUnknown, plainInputs, type Props, UNKNOWN } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
@@ -130,11 +111,13 @@ const knownSizes = new Map<number, Size>();
 const sizeOfDetail = (vm: VmDetail["virtualMachine"]): Size => ({ cpu: vm.cpu, ram: vm.ram, disk: vm.disk });
 
 /** The size of a configuration, learned read-only from any VM of the entity that uses it; undefined when none does. */
-async function sizeOf(configurationId: number): Promise<Size | undefined> {
+async function sizeOf(ctx: HandlerContext | undefined, configurationId: number): Promise<Size | undefined> {
   const known = knownSizes.get(configurationId);
   if (known) return known;
+  // Without a context (a host with no usable configuration yet), nothing is read.
+  if (!ctx) return undefined;
   try {
-    const page = await client().listVms({ query: { "filter[configurationId]": configurationId, limit: 1 } });
+    const page = await ctx.api.listVms({ query: { "filter[configurationId]": configurationId, limit: 1 } });
     const size = page.data[0]?.configuration;
     if (size) knownSizes.set(configurationId, { cpu: size.cpu, ram: size.ram, disk: size.disk });
     return size;
@@ -192,7 +175,7 @@ function normalizeInterfaces(value: unknown): unknown {
  * read-only about the two sizes: a known shrink is a failure unless `allowReplaceOnShrink` is set, and the target's
  * size is passed on (as `configurationSize`) so that diff can turn the change into a replacement.
  */
-async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
+async function check(ctx: HandlerContext | undefined, olds: Props, news: Props): Promise<CheckResult<Props>> {
   const { adopt, ...given } = news;
   const result = checkInputs(VirtualMachineInputs, given, crossChecks);
   if (adopt !== undefined) {
@@ -213,7 +196,7 @@ async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
     typeof previous === "number" &&
     target !== previous
   ) {
-    const [from, to] = await Promise.all([sizeOf(previous), sizeOf(target)]);
+    const [from, to] = await Promise.all([sizeOf(ctx, previous), sizeOf(ctx, target)]);
     if (to) inputs.configurationSize = to;
     const shrinking = from && to ? shrinks(from, to) : [];
     if (shrinking.length > 0 && inputs.allowReplaceOnShrink !== true && inputs.allowReplaceOnShrink !== UNKNOWN) {
@@ -302,13 +285,13 @@ export interface ObservedVm {
  * The VM's detail with its addresses: from the detail when the API sends them there (a field the spec does not
  * document), else from the VM's list item (searched by name, matched by id).
  */
-export async function observe(detail: VmDetail): Promise<ObservedVm> {
+export async function observe(ctx: HandlerContext, detail: VmDetail): Promise<ObservedVm> {
   const vm = detail.virtualMachine;
   if (vm.primaryPublicIp !== undefined) {
     return { detail, addresses: { privateIp: vm.primaryPrivateIp ?? null, publicIp: vm.primaryPublicIp } };
   }
   const query = { search: vm.name, "filter[datacenterId]": vm.datacenter.id };
-  for await (const item of client().listAll("listVms", query)) {
+  for await (const item of ctx.api.listAll("listVms", query)) {
     if (item.id === vm.id)
       return { detail, addresses: { privateIp: item.primaryPrivateIp, publicIp: item.primaryPublicIp } };
   }
@@ -354,12 +337,12 @@ export function outputsOf(inputs: Props, { detail, addresses }: ObservedVm, sshP
   };
 }
 
-const getVm = (id: string) => client().getVm({ params: { id } });
+const getVm = (ctx: HandlerContext, id: string) => ctx.api.getVm({ params: { id } });
 
 /** The private key generated at creation; undefined when the caller may not read it. */
-async function privateKeyOf(id: string): Promise<string | undefined> {
+async function privateKeyOf(ctx: HandlerContext, id: string): Promise<string | undefined> {
   try {
-    return (await client().getVmSshKey({ params: { id } })).privateKey;
+    return (await ctx.api.getVmSshKey({ params: { id } })).privateKey;
   } catch (error) {
     if (error instanceof ApiError && (error.status === 403 || error.status === 404)) return undefined;
     throw error;
@@ -367,9 +350,10 @@ async function privateKeyOf(id: string): Promise<string | undefined> {
 }
 
 /** The VM once no job works on it (bounded by cloudinfra:jobTimeoutMs). */
-function settledVm(id: string): Promise<VmDetail> {
+function settledVm(ctx: HandlerContext, id: string): Promise<VmDetail> {
   return pollUntil(
-    () => getVm(id),
+    ctx,
+    () => getVm(ctx, id),
     (detail) => !transitional.has(detail.status),
     (detail, timeoutMs) =>
       new Error(
@@ -407,14 +391,19 @@ function createBody(inputs: VirtualMachineInputs) {
  * center and configuration, created within `windowMs` of `at` (the job's creation time on the API's clock), or at
  * `at` or later when `windowMs` is `"since"`.
  */
-async function candidates(inputs: VirtualMachineInputs, at: number, windowMs: number | "since"): Promise<string[]> {
+async function candidates(
+  ctx: HandlerContext,
+  inputs: VirtualMachineInputs,
+  at: number,
+  windowMs: number | "since",
+): Promise<string[]> {
   const found: string[] = [];
   const query = {
     search: inputs.name,
     "filter[datacenterId]": inputs.datacenterId,
     "filter[configurationId]": inputs.configurationId,
   };
-  for await (const vm of client().listAll("listVms", query)) {
+  for await (const vm of ctx.api.listAll("listVms", query)) {
     const created = Date.parse(vm.createdAt);
     const inWindow = windowMs === "since" ? created >= at : Math.abs(created - at) <= windowMs;
     if (vm.name === inputs.name && inWindow) found.push(vm.id);
@@ -423,28 +412,42 @@ async function candidates(inputs: VirtualMachineInputs, at: number, windowMs: nu
 }
 
 /** Records the VM that exists but did not become ready (its key is left out: read fetches it later). */
-async function failedCreate(inputs: VirtualMachineInputs, id: string, message: string): Promise<never> {
-  const observed = await getVm(id)
-    .then(observe)
+async function failedCreate(
+  ctx: HandlerContext,
+  inputs: VirtualMachineInputs,
+  id: string,
+  message: string,
+): Promise<never> {
+  const observed = await getVm(ctx, id)
+    .then((detail) => observe(ctx, detail))
     .catch(() => undefined);
   throw new ResourceInitError(message, id, observed ? outputsOf(inputs, observed, undefined) : plainInputs(inputs));
 }
 
 /** Brings a freshly created VM to the declared power state and reads its outputs; failures keep its id. */
-async function finishCreate(inputs: VirtualMachineInputs, id: string): Promise<{ id: string; outs: Props }> {
+async function finishCreate(
+  ctx: HandlerContext,
+  inputs: VirtualMachineInputs,
+  id: string,
+): Promise<{ id: string; outs: Props }> {
   try {
-    let detail = await settledVm(id);
+    let detail = await settledVm(ctx, id);
     if (detail.status === "Error") {
-      return await failedCreate(inputs, id, `Creating VM "${inputs.name}" failed: the VM is in status Error`);
+      return await failedCreate(ctx, inputs, id, `Creating VM "${inputs.name}" failed: the VM is in status Error`);
     }
     if (inputs.powerState === "stopped" && detail.status === "Running") {
-      await client().stopVm({ params: { id } });
-      detail = await getVm(id);
+      await ctx.api.stopVm({ params: { id } });
+      detail = await getVm(ctx, id);
     }
-    return { id, outs: outputsOf(inputs, await observe(detail), await privateKeyOf(id)) };
+    return { id, outs: outputsOf(inputs, await observe(ctx, detail), await privateKeyOf(ctx, id)) };
   } catch (error) {
     if (error instanceof ResourceInitError) throw error;
-    return failedCreate(inputs, id, `VM "${inputs.name}" was created but not finished: ${(error as Error).message}`);
+    return failedCreate(
+      ctx,
+      inputs,
+      id,
+      `VM "${inputs.name}" was created but not finished: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -457,14 +460,15 @@ async function finishCreate(inputs: VirtualMachineInputs, id: string): Promise<{
  * job awaited through its status) and its id returned; the job, when the API answered.
  */
 async function sendCreate(
+  ctx: HandlerContext,
   inputs: VirtualMachineInputs,
 ): Promise<{ job: { id: string; createdAt: string } } | { id: string }> {
   const what = `VM "${inputs.name}"`;
   const since = Date.now() - AMBIGUOUS_CREATE_SKEW_MS;
-  const before = new Set(await candidates(inputs, 0, "since"));
+  const before = new Set(await candidates(ctx, inputs, 0, "since"));
   for (let attempt = 1; ; attempt++) {
     try {
-      const jobs = await client().createVm({ body: createBody(inputs) });
+      const jobs = await ctx.api.createVm({ body: createBody(inputs) });
       if (jobs.length !== 1) throw new Error(`Creating ${what}: expected one job, the API answered ${jobs.length}`);
       return { job: jobs[0] };
     } catch (error) {
@@ -474,7 +478,7 @@ async function sendCreate(
         "created since the request was sent";
       let found: string[];
       try {
-        found = (await candidates(inputs, since, "since")).filter((id) => !before.has(id));
+        found = (await candidates(ctx, inputs, since, "since")).filter((id) => !before.has(id));
       } catch (lookup) {
         throw new Error(
           `Creating ${what} got no answer (${settledText(error)}), and looking for ${checked} failed too ` +
@@ -499,7 +503,11 @@ async function sendCreate(
           { cause: error },
         );
       }
-      warnAbout(what, `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again`);
+      warnAbout(
+        ctx,
+        what,
+        `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again`,
+      );
     }
   }
 }
@@ -509,10 +517,14 @@ async function sendCreate(
  * nor differ from the program in what only a replacement changes; the rest (name, size, group, power) is converged as
  * by an update.
  */
-async function adopt(inputs: VirtualMachineInputs, id: string): Promise<{ id: string; outs: Props }> {
+async function adopt(
+  ctx: HandlerContext,
+  inputs: VirtualMachineInputs,
+  id: string,
+): Promise<{ id: string; outs: Props }> {
   let detail: VmDetail;
   try {
-    detail = await settledVm(id);
+    detail = await settledVm(ctx, id);
   } catch (error) {
     if (isNotFound(error)) {
       throw new Error(
@@ -530,7 +542,7 @@ async function adopt(inputs: VirtualMachineInputs, id: string): Promise<{ id: st
         "`adoptId` to create a new VM",
     );
   }
-  const outs = outputsOf(inputs, await observe(detail), await privateKeyOf(id));
+  const outs = outputsOf(inputs, await observe(ctx, detail), await privateKeyOf(ctx, id));
   const given: Props = inputs;
   const { replaces } = diffInputs(comparable(outs), comparable(given), diffSpec);
   if (replaces.length > 0) {
@@ -540,33 +552,35 @@ async function adopt(inputs: VirtualMachineInputs, id: string): Promise<{ id: st
         "change the program to match it, or remove `adoptId` to create a new VM",
     );
   }
-  warnAbout(`VM "${inputs.name}"`, `taking over ${found} (adoptId) instead of creating a VM`);
-  return { id, outs: await update(id, outs, inputs) };
+  warnAbout(ctx, `VM "${inputs.name}"`, `taking over ${found} (adoptId) instead of creating a VM`);
+  return { id, outs: await update(ctx, id, outs, inputs) };
 }
 
-export async function create(inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
-  if (inputs.adoptId !== undefined) return adopt(inputs, inputs.adoptId);
-  const sent = await sendCreate(inputs);
-  if ("id" in sent) return finishCreate(inputs, sent.id);
+export async function create(ctx: HandlerContext, inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+  if (inputs.adoptId !== undefined) return adopt(ctx, inputs, inputs.adoptId);
+  const sent = await sendCreate(ctx, inputs);
+  if ("id" in sent) return finishCreate(ctx, inputs, sent.id);
   const { job } = sent;
   let id: string;
   try {
-    const done = await awaitJob(job.id, `Creating VM "${inputs.name}"`);
+    const done = await awaitJob(ctx, job.id, `Creating VM "${inputs.name}"`);
     if (!done.resourceId) throw new Error(`Creating VM "${inputs.name}": job ${job.id} completed without a VM id`);
     id = done.resourceId;
   } catch (error) {
     // The VM exists whatever went wrong while waiting: find it to record it (no orphan).
     const failedId = error instanceof JobFailedError ? error.job.resourceId : null;
-    const found = failedId ? [failedId] : await candidates(inputs, Date.parse(job.createdAt), 2_000).catch(() => []);
+    const found = failedId
+      ? [failedId]
+      : await candidates(ctx, inputs, Date.parse(job.createdAt), 2_000).catch(() => []);
     const message = (error as Error).message;
-    if (found.length === 1) return failedCreate(inputs, found[0], message);
+    if (found.length === 1) return failedCreate(ctx, inputs, found[0], message);
     const note =
       found.length > 1
         ? ` VMs that may be it: ${found.join(", ")}; delete the one of job ${job.id}.`
         : ` Its VM could not be found (job ${job.id}).`;
     throw new Error(`${message}.${note}`, { cause: error });
   }
-  return finishCreate(inputs, id);
+  return finishCreate(ctx, inputs, id);
 }
 
 // ---------------------------------------------------------------- read
@@ -579,8 +593,8 @@ interface FoundVm {
 }
 
 /** VMs are read in batches through the list endpoint (pages gathered across reads); a VM it misses, by id. */
-const vmReads = () =>
-  batchedRead<FoundVm>("vms", (api) => ({
+const vmReads = (ctx: HandlerContext) =>
+  batchedRead<FoundVm>(ctx, "vms", (api) => ({
     list: async (page, limit) => {
       const { data, meta } = await api.listVms({ query: { page, limit, sort: "createdAt:asc" } });
       return { data: data.map((item) => ({ id: item.id, item })), meta };
@@ -636,19 +650,23 @@ function unchangedDetail(props: Props, item: VmListItem): ObservedVm | undefined
  * Reads the VM through the batched list reader: when its list item shows it unchanged since the outputs (and the key
  * is known), no other request; else its detail (and addresses from the item).
  */
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
-  const found = await vmReads().read(id);
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+  props: Props,
+): Promise<{ id: string; props: Props } | null> {
+  const found = await vmReads(ctx).read(id);
   if (!found) return null;
   const known = typeof props.sshPrivateKey === "string" ? props.sshPrivateKey : undefined;
   const fromList = found.item && known !== undefined ? unchangedDetail(props, found.item) : undefined;
   if (fromList) return { id, props: outputsOf(props, fromList, known) };
   try {
-    const detail = found.detail ?? (await getVm(id));
-    const key = known ?? (await privateKeyOf(id));
+    const detail = found.detail ?? (await getVm(ctx, id));
+    const key = known ?? (await privateKeyOf(ctx, id));
     const item = found.item;
     const observed: ObservedVm = item
       ? { detail, addresses: { privateIp: item.primaryPrivateIp, publicIp: item.primaryPublicIp } }
-      : await observe(detail);
+      : await observe(ctx, detail);
     return { id, props: outputsOf(props, observed, key) };
   } catch (error) {
     if (isNotFound(error)) return null;
@@ -658,10 +676,10 @@ export async function read(id: string, props: Props): Promise<{ id: string; prop
 
 // ---------------------------------------------------------------- update
 
-async function resize(detail: VmDetail, news: VirtualMachineInputs): Promise<void> {
+async function resize(ctx: HandlerContext, detail: VmDetail, news: VirtualMachineInputs): Promise<void> {
   const vm = detail.virtualMachine;
   const target = news.configurationId;
-  const to = isSize(news.configurationSize) ? news.configurationSize : await sizeOf(target);
+  const to = isSize(news.configurationSize) ? news.configurationSize : await sizeOf(ctx, target);
   const shrinking = to ? shrinks(sizeOfDetail(vm), to) : [];
   const replaceHint =
     "; `allowReplaceOnShrink` is set, but the shrink was not known when the change was planned: run " +
@@ -673,11 +691,11 @@ async function resize(detail: VmDetail, news: VirtualMachineInputs): Promise<voi
   }
   let jobId: string;
   try {
-    jobId = (await client().resizeVm({ params: { id: vm.id }, body: { configurationId: target } })).jobId;
+    jobId = (await ctx.api.resizeVm({ params: { id: vm.id }, body: { configurationId: target } })).jobId;
   } catch (error) {
     if (error instanceof ApiError && error.mayHaveSucceeded) {
       // The answer was lost: the configuration the VM shows once its job ended says whether the resize took effect.
-      const after = await settledVm(vm.id);
+      const after = await settledVm(ctx, vm.id);
       if (after.virtualMachine.configurationId === target) return;
       throw new Error(
         `Resizing VM "${vm.name}" to configuration ${target} got no answer (${error.apiMessage}), and the VM still ` +
@@ -697,10 +715,10 @@ async function resize(detail: VmDetail, news: VirtualMachineInputs): Promise<voi
     }
     throw error;
   }
-  await awaitJob(jobId, `Resizing VM "${vm.name}" to configuration ${target}`);
+  await awaitJob(ctx, jobId, `Resizing VM "${vm.name}" to configuration ${target}`);
 }
 
-async function setPower(detail: VmDetail, wanted: "running" | "stopped"): Promise<void> {
+async function setPower(ctx: HandlerContext, detail: VmDetail, wanted: "running" | "stopped"): Promise<void> {
   const id = detail.virtualMachine.id;
   const from = wanted === "running" ? "Stopped" : "Running";
   // A rescued VM runs its rescue image: running, as far as powerState goes.
@@ -713,8 +731,8 @@ async function setPower(detail: VmDetail, wanted: "running" | "stopped"): Promis
     );
   }
   try {
-    if (wanted === "running") await client().startVm({ params: { id } });
-    else await client().stopVm({ params: { id } });
+    if (wanted === "running") await ctx.api.startVm({ params: { id } });
+    else await ctx.api.stopVm({ params: { id } });
   } catch (error) {
     if (isConflict(error)) {
       throw new Error(`Cannot make VM "${detail.virtualMachine.name}" ${wanted}: ${(error as ApiError).apiMessage}`, {
@@ -729,20 +747,20 @@ async function setPower(detail: VmDetail, wanted: "running" | "stopped"): Promis
  * Converges the live VM to the inputs, resize first: a refused resize (the last line against a shrink) then leaves
  * everything else untouched.
  */
-export async function update(id: string, olds: Props, news: VirtualMachineInputs): Promise<Props> {
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: VirtualMachineInputs): Promise<Props> {
   const key = typeof olds.sshPrivateKey === "string" ? olds.sshPrivateKey : undefined;
-  let detail = await settledVm(id);
+  let detail = await settledVm(ctx, id);
   if (detail.status === "Error") {
     throw new ResourceInitError(
       `VM "${detail.virtualMachine.name}" (${id}) is in status Error (its creation failed); the next \`pulumi up\` ` +
         "replaces it",
       id,
-      outputsOf(news, await observe(detail), key),
+      outputsOf(news, await observe(ctx, detail), key),
     );
   }
   if (news.configurationId !== detail.virtualMachine.configurationId) {
-    await resize(detail, news);
-    detail = await getVm(id);
+    await resize(ctx, detail, news);
+    detail = await getVm(ctx, id);
   }
   const body: { name?: string; teamId?: number | null } = {};
   if (news.name !== detail.virtualMachine.name) body.name = news.name;
@@ -750,30 +768,31 @@ export async function update(id: string, olds: Props, news: VirtualMachineInputs
   if (teamId !== detail.virtualMachine.teamId) body.teamId = teamId;
   if (Object.keys(body).length > 0) {
     // The answer of the update is not shown by the spec: the VM is read again.
-    await client().updateVm({ params: { id }, body });
-    detail = await getVm(id);
+    await ctx.api.updateVm({ params: { id }, body });
+    detail = await getVm(ctx, id);
   }
   const wasRunning = detail.status === "Running";
   if (news.powerState) {
-    await setPower(detail, news.powerState);
-    detail = await getVm(id);
+    await setPower(ctx, detail, news.powerState);
+    detail = await getVm(ctx, id);
   }
   if (changedInputs(olds, news, diffSpec).includes("resetTrigger")) {
-    await reset(detail, wasRunning);
-    detail = await getVm(id);
+    await reset(ctx, detail, wasRunning);
+    detail = await getVm(ctx, id);
   }
-  return outputsOf(news, await observe(detail), key ?? (await privateKeyOf(id)));
+  return outputsOf(news, await observe(ctx, detail), key ?? (await privateKeyOf(ctx, id)));
 }
 
 /**
  * The hard reset a changed `resetTrigger` asks for: a running VM is power-cycled; a VM started or stopped by this
  * same update, or stopped, has nothing to reset (a warning says so).
  */
-async function reset(detail: VmDetail, wasRunning: boolean): Promise<void> {
+async function reset(ctx: HandlerContext, detail: VmDetail, wasRunning: boolean): Promise<void> {
   const { id, name } = detail.virtualMachine;
   if (detail.status !== "Running" || !wasRunning) {
     if (detail.status === "Running" || detail.status === "Stopped") {
       warnAbout(
+        ctx,
         `VM "${name}"`,
         `resetTrigger changed, but the VM was ${wasRunning ? "stopped" : "started"} by this update (or is stopped): not reset`,
       );
@@ -785,7 +804,7 @@ async function reset(detail: VmDetail, wasRunning: boolean): Promise<void> {
     );
   }
   try {
-    await client().resetVm({ params: { id } });
+    await ctx.api.resetVm({ params: { id } });
   } catch (error) {
     if (isConflict(error)) {
       throw new Error(`Cannot reset VM "${name}" (resetTrigger changed): ${(error as ApiError).apiMessage}`, {
@@ -801,10 +820,10 @@ async function reset(detail: VmDetail, wasRunning: boolean): Promise<void> {
  * cloudinfra:jobTimeoutMs), so that the delete finds it shut down. A VM already stopped, or in a status where it
  * cannot be stopped (Error), is deleted at once; a VM gone is left to the delete.
  */
-async function shutDown(id: string): Promise<void> {
+async function shutDown(ctx: HandlerContext, id: string): Promise<void> {
   let detail: VmDetail;
   try {
-    detail = await settledVm(id);
+    detail = await settledVm(ctx, id);
   } catch (error) {
     if (isNotFound(error)) return;
     throw error;
@@ -813,25 +832,27 @@ async function shutDown(id: string): Promise<void> {
   if (detail.status !== "Running") {
     if (detail.status !== "Stopped") {
       warnAbout(
+        ctx,
         what,
         `shutdownBeforeDelete: the VM is ${detail.status}, which cannot be stopped: deleting it as it is`,
       );
     }
     return;
   }
-  progressAbout(what, "shutdownBeforeDelete: stopping the VM before deleting it");
+  progressAbout(ctx, what, "shutdownBeforeDelete: stopping the VM before deleting it");
   try {
-    await client().stopVm({ params: { id } });
+    await ctx.api.stopVm({ params: { id } });
   } catch (error) {
     if (isNotFound(error)) return;
     if (!isConflict(error)) throw error; // stopped meanwhile: the wait below sees it
   }
   let polls = 0;
   await pollUntil(
+    ctx,
     async () => {
-      const current = await getVm(id);
+      const current = await getVm(ctx, id);
       if (++polls % 5 === 0)
-        progressAbout(what, `shutdownBeforeDelete: waiting for the VM to stop (${current.status})`);
+        progressAbout(ctx, what, `shutdownBeforeDelete: waiting for the VM to stop (${current.status})`);
       return current;
     },
     (current) => current.status === "Stopped",
@@ -842,7 +863,7 @@ async function shutDown(id: string): Promise<void> {
           "false` to delete it without a shutdown, then run the command again",
       ),
   );
-  progressAbout(what, "shutdownBeforeDelete: the VM is stopped; deleting it");
+  progressAbout(ctx, what, "shutdownBeforeDelete: the VM is stopped; deleting it");
 }
 
 // ---------------------------------------------------------------- delete
@@ -851,14 +872,14 @@ async function shutDown(id: string): Promise<void> {
  * Deletes the VM and waits for its job; while another job works on it, waits (bounded) and tries again. With
  * `shutdownBeforeDelete` (as recorded in `props`) the VM is stopped first.
  */
-export async function remove(id: string, props: Props = {}): Promise<void> {
-  if (props.shutdownBeforeDelete === true) await shutDown(id);
-  const current = settings();
+export async function remove(ctx: HandlerContext, id: string, props: Props = {}): Promise<void> {
+  if (props.shutdownBeforeDelete === true) await shutDown(ctx, id);
+  const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
   for (;;) {
     let jobId: string;
     try {
-      jobId = (await client().deleteVm({ params: { id } })).jobId;
+      jobId = (await ctx.api.deleteVm({ params: { id } })).jobId;
     } catch (error) {
       if (isNotFound(error)) return;
       if (!isConflict(error)) throw error;
@@ -868,10 +889,10 @@ export async function remove(id: string, props: Props = {}): Promise<void> {
           { cause: error },
         );
       }
-      await sleep(current.pollIntervalMs);
+      await sleep(current.pollIntervalMs, ctx.signal);
       continue;
     }
-    await awaitJob(jobId, `Deleting VM ${id}`);
+    await awaitJob(ctx, jobId, `Deleting VM ${id}`);
     return;
   }
 }
@@ -879,12 +900,12 @@ export async function remove(id: string, props: Props = {}): Promise<void> {
 // ---------------------------------------------------------------- rescue
 
 type Rescue = NonNullable<VirtualMachineInputs["rescue"]>;
-type RescueStatus = Awaited<ReturnType<ReturnType<typeof client>["getRescue"]>>;
+type RescueStatus = Awaited<ReturnType<CloudClient["getRescue"]>>;
 
 /** Where the rescue stands: read only when the VM's status says it is (or is getting) rescued. */
-async function rescueOf(id: string, status: unknown): Promise<RescueStatus> {
+async function rescueOf(ctx: HandlerContext, id: string, status: unknown): Promise<RescueStatus> {
   if (status !== "Rescued" && status !== "Rescuing" && status !== "Unrescuing") return { rescued: false, image: null };
-  return client().getRescue({ params: { id } });
+  return ctx.api.getRescue({ params: { id } });
 }
 
 /**
@@ -892,8 +913,8 @@ async function rescueOf(id: string, status: unknown): Promise<RescueStatus> {
  * names it; the API does not say whether it came from the catalog: the program's `sourceType` is kept, else catalog).
  * A rescued VM counts as running.
  */
-async function withRescue(id: string, given: Props, outs: Props): Promise<Props> {
-  const status = await rescueOf(id, outs.status);
+async function withRescue(ctx: HandlerContext, id: string, given: Props, outs: Props): Promise<Props> {
+  const status = await rescueOf(ctx, id, outs.status);
   const declared = given.rescue as Rescue | undefined;
   return {
     ...outs,
@@ -907,10 +928,10 @@ async function withRescue(id: string, given: Props, outs: Props): Promise<Props>
 }
 
 /** Enters, leaves or changes the rescue to match `wanted` (a changed image: leave, then enter), each job awaited. */
-async function convergeRescue(id: string, wanted: Rescue | undefined): Promise<void> {
-  const detail = await settledVm(id);
+async function convergeRescue(ctx: HandlerContext, id: string, wanted: Rescue | undefined): Promise<void> {
+  const detail = await settledVm(ctx, id);
   const name = `VM "${detail.virtualMachine.name}"`;
-  const current = await rescueOf(id, detail.status);
+  const current = await rescueOf(ctx, id, detail.status);
   const same = current.rescued && wanted !== undefined && current.image?.id === wanted.sourceImageId;
   if (same || (!current.rescued && wanted === undefined)) return;
   const refused = (what: string) => (error: unknown) => {
@@ -920,14 +941,14 @@ async function convergeRescue(id: string, wanted: Rescue | undefined): Promise<v
     throw error;
   };
   if (current.rescued) {
-    const { jobId } = await client().unrescueVm({ params: { id } }).catch(refused("ending the rescue of"));
-    await awaitJob(jobId, `Ending the rescue of ${name}`);
+    const { jobId } = await ctx.api.unrescueVm({ params: { id } }).catch(refused("ending the rescue of"));
+    await awaitJob(ctx, jobId, `Ending the rescue of ${name}`);
   }
   if (wanted !== undefined) {
-    const { jobId } = await client()
+    const { jobId } = await ctx.api
       .rescueVm({ params: { id }, body: wanted })
       .catch(refused(`rescuing (image ${wanted.sourceImageId})`));
-    await awaitJob(jobId, `Rescuing ${name} with image ${wanted.sourceImageId}`);
+    await awaitJob(ctx, jobId, `Rescuing ${name} with image ${wanted.sourceImageId}`);
   }
 }
 
@@ -945,13 +966,16 @@ function rescueChecks(news: Props, result: CheckResult<Props>): CheckResult<Prop
 }
 
 /** Creates the VM, then enters the rescue asked for; the VM is recorded even when the rescue fails. */
-async function createWithRescue(inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
-  const created = await create(inputs);
-  if (inputs.rescue === undefined) return { ...created, outs: await withRescue(created.id, inputs, created.outs) };
+async function createWithRescue(
+  ctx: HandlerContext,
+  inputs: VirtualMachineInputs,
+): Promise<{ id: string; outs: Props }> {
+  const created = await create(ctx, inputs);
+  if (inputs.rescue === undefined) return { ...created, outs: await withRescue(ctx, created.id, inputs, created.outs) };
   try {
-    await convergeRescue(created.id, inputs.rescue);
-    const found = await read(created.id, created.outs);
-    return { ...created, outs: await withRescue(created.id, inputs, found?.props ?? created.outs) };
+    await convergeRescue(ctx, created.id, inputs.rescue);
+    const found = await read(ctx, created.id, created.outs);
+    return { ...created, outs: await withRescue(ctx, created.id, inputs, found?.props ?? created.outs) };
   } catch (error) {
     throw new ResourceInitError(
       `VM "${inputs.name}" (${created.id}) was created but did not enter rescue mode: ${(error as Error).message}; ` +
@@ -993,17 +1017,17 @@ export const virtualMachine: ResourceKind = {
   name: "VirtualMachine",
   inputs: { schema: VirtualMachineInputs, fields: inputFields },
   outputs: VirtualMachineOutputs,
-  check: async (olds: Props, news: Props) => rescueChecks(news, await check(olds, news)),
+  check: async (olds: Props, news: Props, ctx?: HandlerContext) => rescueChecks(news, await check(ctx, olds, news)),
   diff: (id: string, olds: Props, news: Props) => diff(id, olds, news),
-  create: (inputs: Props) => createWithRescue(inputs as VirtualMachineInputs),
-  read: async (id: string, props: Props) => {
-    const found = await read(id, props);
-    return found && { ...found, props: await withRescue(id, props, found.props) };
+  create: (ctx: HandlerContext, inputs: Props) => createWithRescue(ctx, inputs as VirtualMachineInputs),
+  read: async (ctx: HandlerContext, id: string, props: Props) => {
+    const found = await read(ctx, id, props);
+    return found && { ...found, props: await withRescue(ctx, id, props, found.props) };
   },
   // The rescue first: a VM leaving it comes back Running, and a power change then applies to it.
-  update: async (id: string, olds: Props, news: Props) => {
-    await convergeRescue(id, (news as VirtualMachineInputs).rescue);
-    return withRescue(id, news, await update(id, olds, news as VirtualMachineInputs));
+  update: async (ctx: HandlerContext, id: string, olds: Props, news: Props) => {
+    await convergeRescue(ctx, id, (news as VirtualMachineInputs).rescue);
+    return withRescue(ctx, id, news, await update(ctx, id, olds, news as VirtualMachineInputs));
   },
-  delete: (id: string, props: Props) => remove(id, props),
+  delete: (ctx: HandlerContext, id: string, props: Props) => remove(ctx, id, props),
 };

@@ -1,19 +1,13 @@
 import { z } from "zod";
 import type { Volume as ApiVolume } from "../api";
 import { ApiError } from "../client";
-import {
-  awaitJob,
-  checkInputs,
-  client,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  settings,
-  uuidInput,
-  type Props,
-  type ResourceKind,
-  sleep,
-} from "./framework";
+import { checkInputs, uuidInput } from "./check";
+import type { HandlerContext } from "./context";
+import { diffInputs } from "./diff";
+import { isConflict, isNotFound } from "./errors";
+import { awaitJob, sleep } from "./jobs";
+import type { ResourceKind } from "./kind";
+import type { Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { settledVolume } from "./volume";
 
@@ -58,9 +52,9 @@ function outputsOf(volume: ApiVolume, virtualMachineId: string): Props {
   };
 }
 
-async function volumeOrNull(volumeId: string): Promise<ApiVolume | null> {
+async function volumeOrNull(ctx: HandlerContext, volumeId: string): Promise<ApiVolume | null> {
   try {
-    return await client().getVolume({ params: { id: volumeId } });
+    return await ctx.api.getVolume({ params: { id: volumeId } });
   } catch (error) {
     if (isNotFound(error)) return null;
     throw error;
@@ -71,12 +65,12 @@ async function volumeOrNull(volumeId: string): Promise<ApiVolume | null> {
  * Attaches the volume to the VM and waits for the job. When the volume is already attached to that VM (attached by
  * hand, or by an earlier run whose record was lost) the attachment is simply taken over: no request is sent.
  */
-async function attach(inputs: VolumeAttachmentInputs, attempt = 1): Promise<Props> {
+async function attach(ctx: HandlerContext, inputs: VolumeAttachmentInputs, attempt = 1): Promise<Props> {
   const { volumeId, virtualMachineId } = inputs;
   const what = `Attaching volume ${volumeId} to virtual machine ${virtualMachineId}`;
   let volume: ApiVolume;
   try {
-    volume = await settledVolume(volumeId, what);
+    volume = await settledVolume(ctx, volumeId, what);
   } catch (error) {
     if (isNotFound(error)) throw new Error(`${what}: volumeId: volume ${volumeId} does not exist`, { cause: error });
     throw error;
@@ -93,7 +87,7 @@ async function attach(inputs: VolumeAttachmentInputs, attempt = 1): Promise<Prop
   }
   let jobId: string;
   try {
-    ({ jobId } = await client().attachVolume({ params: { id: volumeId }, body: { virtualMachineId } }));
+    ({ jobId } = await ctx.api.attachVolume({ params: { id: volumeId }, body: { virtualMachineId } }));
   } catch (error) {
     // The API's 400 names both data centers when they differ; the 409s say which limit or status is in the way.
     if (error instanceof ApiError && error.status < 500 && !error.mayHaveSucceeded) {
@@ -101,57 +95,60 @@ async function attach(inputs: VolumeAttachmentInputs, attempt = 1): Promise<Prop
     }
     if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
     // The answer was lost: what the volume shows once its job ended says whether the attach took effect.
-    const after = await settledVolume(volumeId, what);
+    const after = await settledVolume(ctx, volumeId, what);
     if (heldBy(after, virtualMachineId)) return outputsOf(after, virtualMachineId);
     // Nothing was attached: the attach is sent once more.
-    if (attempt < 2) return attach(inputs, attempt + 1);
+    if (attempt < 2) return attach(ctx, inputs, attempt + 1);
     throw new Error(
       `${what} got no answer twice (${error.apiMessage}), and the volume is not attached to it: nothing was ` +
         "attached; the next `pulumi up` attaches it",
       { cause: error },
     );
   }
-  await awaitJob(jobId, `Attaching volume "${volume.name}" to virtual machine ${virtualMachineId}`);
-  return outputsOf(await client().getVolume({ params: { id: volumeId } }), virtualMachineId);
+  await awaitJob(ctx, jobId, `Attaching volume "${volume.name}" to virtual machine ${virtualMachineId}`);
+  return outputsOf(await ctx.api.getVolume({ params: { id: volumeId } }), virtualMachineId);
 }
 
-export async function create(inputs: VolumeAttachmentInputs): Promise<{ id: string; outs: Props }> {
+export async function create(
+  ctx: HandlerContext,
+  inputs: VolumeAttachmentInputs,
+): Promise<{ id: string; outs: Props }> {
   // A failed attach job leaves the volume Available with no VM: nothing exists to record, so a plain error is right.
-  const outs = await attach(inputs);
+  const outs = await attach(ctx, inputs);
   return { id: attachmentId(inputs.volumeId, inputs.virtualMachineId), outs };
 }
 
 /** The attachment exists while the volume is attached to that VM; otherwise (detached, moved, deleted) it is gone. */
-export async function read(id: string): Promise<{ id: string; props: Props } | null> {
+export async function read(ctx: HandlerContext, id: string): Promise<{ id: string; props: Props } | null> {
   const { volumeId, virtualMachineId } = parseId(id);
-  const volume = await volumeOrNull(volumeId);
+  const volume = await volumeOrNull(ctx, volumeId);
   if (!volume || !heldBy(volume, virtualMachineId)) return null;
   return { id, props: outputsOf(volume, virtualMachineId) };
 }
 
 /** Nothing changes in place; an update (after a failed run) makes sure the volume is attached again. */
-export async function update(id: string, news: VolumeAttachmentInputs): Promise<Props> {
+export async function update(ctx: HandlerContext, id: string, news: VolumeAttachmentInputs): Promise<Props> {
   const { volumeId, virtualMachineId } = parseId(id);
   if (volumeId !== news.volumeId || virtualMachineId !== news.virtualMachineId) {
     throw new Error(
       `Volume attachment ${id} cannot be changed in place to ${attachmentId(news.volumeId, news.virtualMachineId)}`,
     );
   }
-  return attach(news);
+  return attach(ctx, news);
 }
 
 /** Detaches and waits; a volume already detached, attached elsewhere, or gone, or a VM gone, is success. */
-export async function remove(id: string): Promise<void> {
+export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const { volumeId, virtualMachineId } = parseId(id);
-  const current = settings();
+  const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
   for (;;) {
-    const volume = await volumeOrNull(volumeId);
+    const volume = await volumeOrNull(ctx, volumeId);
     if (!volume || !heldBy(volume, virtualMachineId)) return;
     if (volume.status === "In-use") {
       try {
-        const { jobId } = await client().detachVolume({ params: { id: volumeId } });
-        await awaitJob(jobId, `Detaching volume "${volume.name}" from virtual machine ${virtualMachineId}`);
+        const { jobId } = await ctx.api.detachVolume({ params: { id: volumeId } });
+        await awaitJob(ctx, jobId, `Detaching volume "${volume.name}" from virtual machine ${virtualMachineId}`);
         return;
       } catch (error) {
         if (isNotFound(error)) return;
@@ -164,7 +161,7 @@ export async function remove(id: string): Promise<void> {
           "cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
       );
     }
-    await sleep(current.pollIntervalMs);
+    await sleep(current.pollIntervalMs, ctx.signal);
   }
 }
 
@@ -181,8 +178,9 @@ export const volumeAttachment: ResourceKind = {
   outputs: VolumeAttachmentOutputs,
   check: (_olds: Props, news: Props) => checkInputs(VolumeAttachmentInputs, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as VolumeAttachmentInputs),
-  read: (id: string) => read(id),
-  update: (id: string, _olds: Props, news: Props) => update(id, news as VolumeAttachmentInputs),
-  delete: (id: string) => remove(id),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as VolumeAttachmentInputs),
+  read: (ctx: HandlerContext, id: string) => read(ctx, id),
+  update: (ctx: HandlerContext, id: string, _olds: Props, news: Props) =>
+    update(ctx, id, news as VolumeAttachmentInputs),
+  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
 };

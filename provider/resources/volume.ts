@@ -1,28 +1,14 @@
 import { z } from "zod";
 import type { Volume as ApiVolume } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import {
-  awaitJob,
-  batchedRead,
-  checkInputs,
-  readSetting,
-  reasonFor,
-  type CheckResult,
-  client,
-  diffInputs,
-  isConflict,
-  isNotFound,
-  plainInputs,
-  ResourceInitError,
-  settings,
-  uuidInput,
-  type CheckFailure,
-  type Props,
-  type ResourceKind,
-  pollUntil,
-  sleep,
-  createUnique,
-} from "./framework";
+import { type CheckFailure, checkInputs, type CheckResult, reasonFor, uuidInput } from "./check";
+import type { HandlerContext } from "./context";
+import { createUnique } from "./create-recovery";
+import { diffInputs } from "./diff";
+import { isConflict, isNotFound, ResourceInitError } from "./errors";
+import { awaitJob, batchedRead, pollUntil, sleep } from "./jobs";
+import type { ResourceKind } from "./kind";
+import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
@@ -101,12 +87,13 @@ export function outputsOf(inputs: Props, volume: ApiVolume): Props {
   };
 }
 
-const getVolume = (id: string) => client().getVolume({ params: { id } });
+const getVolume = (ctx: HandlerContext, id: string) => ctx.api.getVolume({ params: { id } });
 
 /** Polls the volume until no job is running on it (bounded by cloudinfra:jobTimeoutMs). */
-export function settledVolume(id: string, what: string): Promise<ApiVolume> {
+export function settledVolume(ctx: HandlerContext, id: string, what: string): Promise<ApiVolume> {
   return pollUntil(
-    () => getVolume(id),
+    ctx,
+    () => getVolume(ctx, id),
     (volume) => !transitional.has(volume.status),
     (volume, timeoutMs) =>
       new Error(
@@ -123,13 +110,13 @@ type SizeCatalog = Awaited<ReturnType<CloudClient["volumeSizes"]>>;
  * deployment), and again only after the API refused a size taken from it (`forgetSizes`).
  */
 const catalogs = new Map<string, Promise<SizeCatalog>>();
-const catalogKey = (datacenterId: string) => `${readSetting("baseUrl") ?? ""} ${datacenterId}`;
+const catalogKey = (ctx: HandlerContext, datacenterId: string) => `${ctx.settings.baseUrl} ${datacenterId}`;
 
-function sizeCatalog(datacenterId: string): Promise<SizeCatalog> {
-  const key = catalogKey(datacenterId);
+function sizeCatalog(ctx: HandlerContext, datacenterId: string): Promise<SizeCatalog> {
+  const key = catalogKey(ctx, datacenterId);
   let found = catalogs.get(key);
   if (!found) {
-    found = client().volumeSizes({ params: { id: datacenterId } });
+    found = ctx.api.volumeSizes({ params: { id: datacenterId } });
     catalogs.set(key, found);
     // A failed look-up is not kept: the next one asks again.
     found.catch(() => catalogs.delete(key));
@@ -138,8 +125,8 @@ function sizeCatalog(datacenterId: string): Promise<SizeCatalog> {
 }
 
 /** Drops a data center's cached catalogue (the API refused a size taken from it). */
-function forgetSizes(datacenterId: string): void {
-  catalogs.delete(catalogKey(datacenterId));
+function forgetSizes(ctx: HandlerContext, datacenterId: string): void {
+  catalogs.delete(catalogKey(ctx, datacenterId));
 }
 
 /** A refusal that a newer catalogue may cure: the API says a size (or type) is not what we were told. */
@@ -151,10 +138,16 @@ const refusedSize = (error: unknown) =>
  * available sizes need a request, so this is checked at create/update time rather than by `check` (except for a
  * `volumeSizeId` given in the program, which check compares with `sizeGb` when the catalogue can be read).
  */
-async function sizeIdFor(datacenterId: string, volumeTypeId: number, sizeGb: number, above = 0): Promise<number> {
+async function sizeIdFor(
+  ctx: HandlerContext,
+  datacenterId: string,
+  volumeTypeId: number,
+  sizeGb: number,
+  above = 0,
+): Promise<number> {
   let catalog;
   try {
-    catalog = await sizeCatalog(datacenterId);
+    catalog = await sizeCatalog(ctx, datacenterId);
   } catch (error) {
     if (isNotFound(error)) throw new Error(`datacenterId: data center ${datacenterId} does not exist`);
     throw error;
@@ -177,8 +170,8 @@ async function sizeIdFor(datacenterId: string, volumeTypeId: number, sizeGb: num
   return size.id;
 }
 
-async function findByName(name: string): Promise<ApiVolume | undefined> {
-  for await (const volume of client().listAll("listVolumes", { search: name })) {
+async function findByName(ctx: HandlerContext, name: string): Promise<ApiVolume | undefined> {
+  for await (const volume of ctx.api.listAll("listVolumes", { search: name })) {
     if (volume.name === name) return volume;
   }
   return undefined;
@@ -188,10 +181,15 @@ async function findByName(name: string): Promise<ApiVolume | undefined> {
  * Takes over an existing volume of the program's name: its data center, type and resource group must match (they
  * cannot change); a smaller size is grown. `ours` marks a volume our own ambiguous create may have made.
  */
-async function adopt(inputs: VolumeInputs, found: ApiVolume, ours: boolean): Promise<{ id: string; outs: Props }> {
+async function adopt(
+  ctx: HandlerContext,
+  inputs: VolumeInputs,
+  found: ApiVolume,
+  ours: boolean,
+): Promise<{ id: string; outs: Props }> {
   const what = `Adopting volume "${inputs.name}" (${found.id})`;
   if (found.status === "Deleting") throw new Error(`${what}: it is being deleted; choose another name`);
-  const existing = await settledVolume(found.id, what);
+  const existing = await settledVolume(ctx, found.id, what);
   if (existing.status === "Error") {
     const message = `Volume "${inputs.name}" (${existing.id}) is in status Error: its creation failed`;
     if (ours) throw new ResourceInitError(message, existing.id, outputsOf(inputs, existing));
@@ -207,12 +205,12 @@ async function adopt(inputs: VolumeInputs, found: ApiVolume, ours: boolean): Pro
         "and cannot change in place; rename one of them or align the program",
     );
   }
-  return { id: existing.id, outs: await update(existing.id, outputsOf({}, existing), inputs) };
+  return { id: existing.id, outs: await update(ctx, existing.id, outputsOf({}, existing), inputs) };
 }
 
 /** The size id to send: the catalogue's for `sizeGb`, which a `volumeSizeId` of the program must agree with. */
-async function agreedSizeId(inputs: VolumeInputs): Promise<number> {
-  const volumeSizeId = await sizeIdFor(inputs.datacenterId, inputs.volumeTypeId, inputs.sizeGb);
+async function agreedSizeId(ctx: HandlerContext, inputs: VolumeInputs): Promise<number> {
+  const volumeSizeId = await sizeIdFor(ctx, inputs.datacenterId, inputs.volumeTypeId, inputs.sizeGb);
   if (inputs.volumeSizeId !== undefined && inputs.volumeSizeId !== volumeSizeId) {
     throw new Error(sizeIdMismatch(inputs.volumeSizeId, volumeSizeId, inputs.sizeGb));
   }
@@ -223,18 +221,18 @@ const sizeIdMismatch = (given: number, expected: number, sizeGb: number) =>
   `volumeSizeId: ${given} does not agree with sizeGb ${sizeGb}: the ${sizeGb} GB size of this volume type is ` +
   `${expected}. Leave volumeSizeId out (sizeGb decides it), or set it to ${expected}`;
 
-export async function create(inputs: VolumeInputs): Promise<{ id: string; outs: Props }> {
-  const api = client();
+export async function create(ctx: HandlerContext, inputs: VolumeInputs): Promise<{ id: string; outs: Props }> {
+  const api = ctx.api;
   const body = async () => ({
     name: inputs.name,
     datacenterId: inputs.datacenterId,
     volumeTypeId: inputs.volumeTypeId,
-    volumeSizeId: await agreedSizeId(inputs),
+    volumeSizeId: await agreedSizeId(ctx, inputs),
     sizeGb: inputs.sizeGb,
     ...(inputs.teamId !== undefined ? { teamId: inputs.teamId } : {}),
   });
   const first = await body();
-  return createUnique({
+  return createUnique(ctx, {
     what: `volume named "${inputs.name}"`,
     adopt: inputs.adopt,
     send: async () => {
@@ -243,25 +241,25 @@ export async function create(inputs: VolumeInputs): Promise<{ id: string; outs: 
       } catch (error) {
         if (!refusedSize(error)) throw error;
         // The catalogue may have changed since it was read: read it again, and send again only if it did.
-        forgetSizes(inputs.datacenterId);
+        forgetSizes(ctx, inputs.datacenterId);
         const again = await body();
         if (again.volumeSizeId === first.volumeSizeId) throw error;
         return api.createVolume({ body: again });
       }
     },
-    findByName: () => findByName(inputs.name),
-    takeOver: (existing, ambiguous) => adopt(inputs, existing, ambiguous),
-    outputs: async (id) => outputsOf(inputs, await readVolume(id)),
+    findByName: () => findByName(ctx, inputs.name),
+    takeOver: (existing, ambiguous) => adopt(ctx, inputs, existing, ambiguous),
+    outputs: async (id) => outputsOf(inputs, await readVolume(ctx, id)),
     partialOutputs: async (id) => {
-      const volume = await getVolume(id).catch(() => undefined);
+      const volume = await getVolume(ctx, id).catch(() => undefined);
       return volume ? outputsOf(inputs, volume) : { ...plainInputs(inputs), failed: true };
     },
   });
 }
 
 /** Volumes are read in batches through the list endpoint: its items carry every field of a volume. */
-const volumes = () =>
-  batchedRead<ApiVolume>("volumes", (api) => ({
+const volumes = (ctx: HandlerContext) =>
+  batchedRead<ApiVolume>(ctx, "volumes", (api) => ({
     list: (page, limit) => api.listVolumes({ query: { page, limit, sort: "createdAt:asc" } }),
     get: (id) => api.getVolume({ params: { id } }),
   }));
@@ -275,20 +273,24 @@ const bulkDeleter = (api: CloudClient) =>
   );
 
 /** The volume through the batched reader. */
-async function readVolume(id: string): Promise<ApiVolume> {
-  const found = await volumes().read(id);
+async function readVolume(ctx: HandlerContext, id: string): Promise<ApiVolume> {
+  const found = await volumes(ctx).read(id);
   if (!found) throw new Error(`Volume ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
   return found;
 }
 
-export async function read(id: string, props: Props): Promise<{ id: string; props: Props } | null> {
-  const found = await volumes().read(id);
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+  props: Props,
+): Promise<{ id: string; props: Props } | null> {
+  const found = await volumes(ctx).read(id);
   return found ? { id, props: outputsOf(props, found) } : null;
 }
 
 /** Only the size changes in place: grown by a resize job with the matching size id; shrinking is refused. */
-export async function update(id: string, _olds: Props, news: VolumeInputs): Promise<Props> {
-  let volume = await getVolume(id);
+export async function update(ctx: HandlerContext, id: string, _olds: Props, news: VolumeInputs): Promise<Props> {
+  let volume = await getVolume(ctx, id);
   if (news.sizeGb !== volume.sizeGb) {
     if (news.sizeGb < volume.sizeGb) {
       throw new Error(
@@ -297,20 +299,20 @@ export async function update(id: string, _olds: Props, news: VolumeInputs): Prom
       );
     }
     const what = `Resizing volume "${volume.name}" to ${news.sizeGb} GB`;
-    volume = await settledVolume(id, what);
-    const sizeId = () => sizeIdFor(volume.datacenter.id, volume.volumeTypeId, news.sizeGb, volume.sizeGb);
+    volume = await settledVolume(ctx, id, what);
+    const sizeId = () => sizeIdFor(ctx, volume.datacenter.id, volume.volumeTypeId, news.sizeGb, volume.sizeGb);
     const resize = async (newVolumeSizeId: number) => {
       if (news.volumeSizeId !== undefined && news.volumeSizeId !== newVolumeSizeId) {
         throw new Error(sizeIdMismatch(news.volumeSizeId, newVolumeSizeId, news.sizeGb));
       }
-      return client().resizeVolume({ params: { id }, body: { newSizeGb: news.sizeGb, newVolumeSizeId } });
+      return ctx.api.resizeVolume({ params: { id }, body: { newSizeGb: news.sizeGb, newVolumeSizeId } });
     };
     const first = await sizeId();
     let job: { jobId: string };
     try {
       job = await resize(first).catch(async (error: unknown) => {
         if (!refusedSize(error)) throw error;
-        forgetSizes(volume.datacenter.id);
+        forgetSizes(ctx, volume.datacenter.id);
         const again = await sizeId();
         if (again === first) throw error;
         return resize(again);
@@ -318,7 +320,7 @@ export async function update(id: string, _olds: Props, news: VolumeInputs): Prom
     } catch (error) {
       if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
       // The answer was lost: the size the volume shows once its job ended says whether the resize took effect.
-      volume = await settledVolume(id, what);
+      volume = await settledVolume(ctx, id, what);
       if (volume.sizeGb !== news.sizeGb) {
         throw new Error(
           `${what} got no answer (${error.apiMessage}), and the volume is still ${volume.sizeGb} GB: nothing was ` +
@@ -328,8 +330,8 @@ export async function update(id: string, _olds: Props, news: VolumeInputs): Prom
       }
       return outputsOf(news, volume);
     }
-    await awaitJob(job.jobId, what);
-    volume = await getVolume(id);
+    await awaitJob(ctx, job.jobId, what);
+    volume = await getVolume(ctx, id);
   }
   return outputsOf(news, volume);
 }
@@ -340,22 +342,22 @@ export async function update(id: string, _olds: Props, news: VolumeInputs): Prom
  * (bounded by cloudinfra:jobTimeoutMs). A volume that stays attached with no job running (attached outside the
  * program) is given a short grace, then named in a clear error.
  */
-export async function remove(id: string): Promise<void> {
-  const api = client();
-  const current = settings();
+export async function remove(ctx: HandlerContext, id: string): Promise<void> {
+  const api = ctx.api;
+  const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
   const attachedDeadline = Date.now() + Math.min(current.jobTimeoutMs, 60_000);
   // Deletes arriving together go in one bulk request; what it did not delete goes the single way below.
   const outcome = await bulkDeleter(api).delete(id);
   if (outcome.kind === "deleted") {
-    if (outcome.jobId !== null) await awaitJob(outcome.jobId, `Deleting volume ${id}`);
+    if (outcome.jobId !== null) await awaitJob(ctx, outcome.jobId, `Deleting volume ${id}`);
     return;
   }
-  if (outcome.kind === "unconfirmed" && (await volumes().read(id)) === null) return;
+  if (outcome.kind === "unconfirmed" && (await volumes(ctx).read(id)) === null) return;
   for (;;) {
     try {
       const job = await api.deleteVolume({ params: { id } });
-      await awaitJob(job.jobId, `Deleting volume ${id}`);
+      await awaitJob(ctx, job.jobId, `Deleting volume ${id}`);
       return;
     } catch (error) {
       if (isNotFound(error)) return;
@@ -364,7 +366,7 @@ export async function remove(id: string): Promise<void> {
     // Refused: something holds the volume. Look at what, and wait or explain.
     let volume: ApiVolume;
     try {
-      volume = await getVolume(id);
+      volume = await getVolume(ctx, id);
     } catch (error) {
       if (isNotFound(error)) return;
       throw error;
@@ -382,7 +384,7 @@ export async function remove(id: string): Promise<void> {
           "Available volume can be deleted; raise cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
       );
     }
-    await sleep(current.pollIntervalMs);
+    await sleep(current.pollIntervalMs, ctx.signal);
   }
 }
 
@@ -390,11 +392,16 @@ export async function remove(id: string): Promise<void> {
  * A `volumeSizeId` given in the program must agree with `sizeGb`: compared with the data center's catalogue when it
  * can be read (cached; read-only), else left to create and update, which compare it too.
  */
-async function sizeIdCheck(known: Partial<VolumeInputs>, failures: CheckFailure[]): Promise<void> {
+async function sizeIdCheck(
+  ctx: HandlerContext | undefined,
+  known: Partial<VolumeInputs>,
+  failures: CheckFailure[],
+): Promise<void> {
   const { datacenterId, volumeTypeId, sizeGb, volumeSizeId } = known;
   if (volumeSizeId === undefined || !datacenterId || !volumeTypeId || !sizeGb) return;
   if (failures.some((f) => ["datacenterId", "volumeTypeId", "sizeGb", "volumeSizeId"].includes(f.property))) return;
-  const catalog = await sizeCatalog(datacenterId).catch(() => undefined);
+  // Without a context (a host with no usable configuration yet), the catalogue is not read.
+  const catalog = ctx ? await sizeCatalog(ctx, datacenterId).catch(() => undefined) : undefined;
   const sizes = catalog?.volumeTypes.find((t) => t.id === volumeTypeId)?.availableSizes;
   const expected = sizes?.find((s) => s.sizeGb === sizeGb)?.id;
   if (expected !== undefined && expected !== volumeSizeId) {
@@ -405,9 +412,9 @@ async function sizeIdCheck(known: Partial<VolumeInputs>, failures: CheckFailure[
   }
 }
 
-async function check(olds: Props, news: Props): Promise<CheckResult<Props>> {
+async function check(ctx: HandlerContext | undefined, olds: Props, news: Props): Promise<CheckResult<Props>> {
   const result = checkInputs(VolumeInputs, news, (known, failures) => shrinkCheck(olds, known, failures));
-  await sizeIdCheck(result.inputs, result.failures);
+  await sizeIdCheck(ctx, result.inputs, result.failures);
   return result;
 }
 
@@ -423,10 +430,10 @@ export const volume: ResourceKind = {
   name: "Volume",
   inputs: { schema: VolumeInputs, fields: inputFields },
   outputs: VolumeOutputs,
-  check: (olds: Props, news: Props) => check(olds, news),
+  check: (olds: Props, news: Props, ctx?: HandlerContext) => check(ctx, olds, news),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (inputs: Props) => create(inputs as VolumeInputs),
-  read: (id: string, props: Props) => read(id, props),
-  update: (id: string, olds: Props, news: Props) => update(id, olds, news as VolumeInputs),
-  delete: (id: string) => remove(id),
+  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as VolumeInputs),
+  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
+  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) => update(ctx, id, olds, news as VolumeInputs),
+  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
 };

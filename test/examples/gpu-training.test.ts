@@ -1,6 +1,6 @@
 import { afterAll, afterEach, expect, it } from "vitest";
 import { gpuTraining } from "../../examples/gpu-training/program";
-import { closeClients } from "../../provider/resources/framework";
+import { closeClients } from "../../provider/resources";
 import { destroy, RunError, up } from "../harness";
 import { stackOnEmulator } from "../resources/helpers";
 import { inventory } from "./helpers";

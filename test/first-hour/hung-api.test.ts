@@ -6,7 +6,7 @@
  */
 import * as net from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
-import { settingSources } from "../../provider/resources/framework";
+import { settingSources } from "../../provider/resources";
 import { Network } from "../../sdk";
 import { destroy, up, type RunResult } from "../harness";
 import { stackOnEmulator } from "../resources/helpers";

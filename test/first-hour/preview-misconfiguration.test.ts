@@ -5,7 +5,7 @@
  */
 import * as net from "node:net";
 import { describe, expect, it } from "vitest";
-import { settingSources } from "../../provider/resources/framework";
+import { settingSources } from "../../provider/resources";
 import { Network, VirtualMachine, Volume } from "../../sdk";
 import { preview, up, destroy, type RunOptions, type RunResult } from "../harness";
 import { stackOnEmulator } from "../resources/helpers";

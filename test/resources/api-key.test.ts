@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ApiError, CloudClient } from "../../provider/client";
 import { apiKey, create, sessionSettings, type ApiKeyInputs } from "../../provider/resources/api-key";
-import { client, closeClients, configure, UNKNOWN } from "../../provider/resources/framework";
+import { closeClients, configuration, handlerContext, UNKNOWN } from "../../provider/resources";
 import { ApiKey, type ApiKeyArgs } from "../../sdk";
 import { destroy, preview, refresh, RunError, up, type RunOptions, type RunResult } from "../harness";
 import { stackOnEmulator, type Stack } from "./helpers";
@@ -305,8 +305,8 @@ describe("ApiKey lifecycle", () => {
       "cloudinfra:totpSecret": admin.totpSecret,
       "cloudinfra:pollIntervalMs": "20",
     };
-    configure((name) => config[name]);
-    const api = client(sessionSettings());
+    const ctx = handlerContext({ configuration: configuration((name) => config[name]) });
+    const api = ctx.clientFor(sessionSettings(ctx.configuration, ctx.settings));
     const send = api.createApiKey.bind(api);
     let lost = "";
     api.createApiKey = (async (args: Parameters<typeof send>[0]) => {
@@ -323,7 +323,7 @@ describe("ApiKey lifecycle", () => {
     }) as typeof api.createApiKey;
 
     const inputs: ApiKeyInputs = { name: "lost-key", enabled: true };
-    const { id, outs } = await create(inputs).finally(closeClients);
+    const { id, outs } = await create(ctx, inputs).finally(closeClients);
     expect((await keysNamed(stack, "lost-")).map((k) => k.id)).toEqual([id]);
     expect(lost).toMatch(/^svc_/);
     expect(outs.key).not.toBe(lost);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { kinds, type CheckFailure, type KindName } from "../../provider/resources";
-import { noValue, UNKNOWN } from "../../provider/resources/framework";
+import { noValue, UNKNOWN } from "../../provider/resources";
 
 /** Values of every JSON type: for each property, those of the wrong type must fail. */
 const wrongValues: unknown[] = [12345, 1.5, -3, "wrong-type", true, [1, 2], [{ a: 1 }], { a: 1 }, null];

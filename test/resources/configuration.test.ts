@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ApiError, CloudClient } from "../../provider/client";
-import { settingSources } from "../../provider/resources/framework";
+import { settingSources } from "../../provider/resources";
 import { ApiKey, Network } from "../../sdk";
 import { destroy, refresh, up, type RunOptions, type RunResult } from "../harness";
 import { stackOnEmulator } from "./helpers";

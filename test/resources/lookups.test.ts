@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configure } from "../../provider/resources/framework";
+import { configuration, handlerContext, type Configuration } from "../../provider/resources";
 import { dataFunctions } from "../../provider/resources/lookups";
 import { stackOnEmulator } from "./helpers";
 
@@ -8,9 +8,10 @@ const { admin } = stack.emulator.bootstrap.users;
 const [fra, ams] = stack.datacenters;
 const fixtures = stack.emulator.bootstrap.fixtures;
 
+let current: Configuration = configuration(() => undefined);
 function useConfig(extra: Record<string, string>): void {
   const config: Record<string, string> = { "cloudinfra:baseUrl": stack.emulator.baseUrl, ...extra };
-  configure((key) => config[key], Object.keys(config));
+  current = configuration((key) => config[key], Object.keys(config));
 }
 const withApiKey = () => useConfig({ "cloudinfra:apiKey": admin.apiKey });
 
@@ -19,7 +20,7 @@ async function call(name: string, args: Record<string, unknown>): Promise<Record
   const fn = dataFunctions[name]!;
   const parsed = fn.args.safeParse(args);
   if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  return (await fn.call(parsed.data as never)) as Record<string, unknown>;
+  return (await fn.call(handlerContext({ configuration: current }), parsed.data as never)) as Record<string, unknown>;
 }
 
 const volumeType = async (datacenterId: string) => {
@@ -148,7 +149,7 @@ describe("lookups against an API that sends only what the spec documents", async
       "cloudinfra:baseUrl": spec.emulator.baseUrl,
       "cloudinfra:apiKey": spec.emulator.bootstrap.users.admin.apiKey,
     };
-    configure((key) => config[key], Object.keys(config));
+    current = configuration((key) => config[key], Object.keys(config));
   };
 
   it("finds and lists every kind, and says who the caller is", async () => {

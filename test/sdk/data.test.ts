@@ -8,7 +8,7 @@ import {
   getVolumeSizesOutput,
   type GpuCombination,
 } from "../../sdk";
-import { closeClients } from "../../provider/resources/framework";
+import { closeClients } from "../../provider/resources";
 import { destroy, RunError, up } from "../harness";
 import { stackOnEmulator } from "../resources/helpers";
 

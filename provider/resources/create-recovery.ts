@@ -1,0 +1,109 @@
+import { ApiError } from "../client";
+import { warnAbout, type HandlerContext } from "./context";
+import { isConflict, ResourceInitError, settledText } from "./errors";
+import { awaitJob, sleep } from "./jobs";
+import type { Props } from "./props";
+
+/**
+ * After an ambiguous create (the request may have reached the server but the answer was lost), a record of the same
+ * unique name is taken as the one that request made when it was created after the request was sent, give or take
+ * this much clock skew; an older one was there before and needs `adopt: true`.
+ */
+export const AMBIGUOUS_CREATE_SKEW_MS = 2 * 60_000;
+
+/**
+ * Runs `attempt`, retrying it while it fails with 409 for a short bounded time, then rethrows the 409: another
+ * resource of the same deployment may be giving the name up right now (renames and deletes run concurrently).
+ */
+export async function retryOnConflict<T>(ctx: HandlerContext, attempt: () => Promise<T>): Promise<T> {
+  const current = ctx.settings;
+  const deadline = Date.now() + Math.min(current.jobTimeoutMs, 10_000);
+  const pause = Math.max(100, Math.min(current.pollIntervalMs, 1000));
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isConflict(error) || Date.now() + pause > deadline) throw error;
+    }
+    await sleep(pause, ctx.signal);
+  }
+}
+
+export interface UniqueCreate<E extends { id: string | number; createdAt: string }> {
+  /** What is created, for messages: `network named "app"`. */
+  what: string;
+  /** The program's `adopt` input. */
+  adopt: boolean | undefined;
+  /** Sends the create request: the new id, and the job that creates it when the API answers with one. */
+  send(): Promise<{ id: string; jobId?: string }>;
+  /** While not adopting, a 409 is retried for a short time: the name may be being given up in the same run. */
+  retryConflicts?: boolean;
+  /** The existing resource of the same unique name, if any. */
+  findByName(): Promise<E | undefined>;
+  /** Takes an existing resource over; `ambiguous` when it is the one our own failed-looking request created. */
+  takeOver(existing: E, ambiguous: boolean): Promise<{ id: string; outs: Props }>;
+  /** Outputs of the created resource once its job completed (it may finish setting it up, e.g. members). */
+  outputs(id: string): Promise<Props>;
+  /** Best-known outputs of a resource that exists but did not become ready. */
+  partialOutputs(id: string): Promise<Props>;
+}
+
+/**
+ * Creates a resource whose name is unique in the API (and waits for its job, when there is one). A duplicate (409)
+ * is adopted when the program says `adopt`, otherwise explained. An answer lost on the way (the request may have
+ * been carried out) is resolved by the name: a resource of that name made since the request was sent is ours; none
+ * means nothing was created, so the request is sent once more (names are unique: it cannot make a second one), and
+ * if that answer is lost too, the error says plainly that nothing was created. A resource that exists but did not
+ * become ready (failed job, failed set-up) is recorded with its id (ResourceInitError), never orphaned.
+ */
+export async function createUnique<E extends { id: string | number; createdAt: string }>(
+  ctx: HandlerContext,
+  spec: UniqueCreate<E>,
+): Promise<{ id: string; outs: Props }> {
+  let created: { id: string; jobId?: string } | undefined;
+  for (let attempt = 1; created === undefined; attempt++) {
+    const sentAt = Date.now();
+    try {
+      created = spec.retryConflicts && !spec.adopt ? await retryOnConflict(ctx, spec.send) : await spec.send();
+    } catch (error) {
+      const ambiguous = error instanceof ApiError && error.mayHaveSucceeded;
+      if (!isConflict(error) && !ambiguous) throw error;
+      const existing = await spec.findByName();
+      if (existing) {
+        const ours = ambiguous && Date.parse(existing.createdAt) >= sentAt - AMBIGUOUS_CREATE_SKEW_MS;
+        if (spec.adopt || ours) return spec.takeOver(existing, ours);
+        throw new Error(
+          `A ${spec.what} already exists (${existing.id}). Set \`adopt: true\` to manage it from this program, or ` +
+            "choose another name",
+        );
+      }
+      if (!ambiguous) {
+        throw new Error(
+          `Cannot create the ${spec.what}: the API refused the name (${settledText(error)}), but no such resource is ` +
+            "visible to these credentials; choose another name",
+          { cause: error },
+        );
+      }
+      if (attempt >= 2) {
+        throw new Error(
+          `Creating the ${spec.what} failed: ${settledText(error)}. No resource of that name exists, so nothing was ` +
+            "created; the next `pulumi up` creates it",
+          { cause: error },
+        );
+      }
+      warnAbout(
+        ctx,
+        spec.what,
+        `the create got no answer (${settledText(error)}) and no resource of that name exists: sending it again`,
+      );
+    }
+  }
+  const id = created.id;
+  try {
+    if (created.jobId !== undefined) await awaitJob(ctx, created.jobId, `Creating ${spec.what}`);
+    return { id, outs: await spec.outputs(id) };
+  } catch (error) {
+    if (error instanceof ResourceInitError) throw error;
+    throw new ResourceInitError((error as Error).message, id, await spec.partialOutputs(id));
+  }
+}

@@ -1,0 +1,30 @@
+import { ApiError } from "../client";
+import type { Props } from "./props";
+
+/**
+ * The resource exists but did not become ready (e.g. its create job failed). Thrown from create/update, the engine
+ * records it with this id as a resource that failed to initialise, so nothing is orphaned; the next `up` retries.
+ */
+export class ResourceInitError extends Error {
+  override name = "ResourceInitError";
+  constructor(
+    message: string,
+    readonly id: string,
+    public properties: Props,
+    readonly reasons: string[] = [message],
+  ) {
+    super(message);
+  }
+}
+
+/** The host cancelled the operation (the plugin's Cancel: Ctrl-C or the engine shutting down). */
+export class OperationCancelledError extends Error {
+  override name = "OperationCancelledError";
+}
+
+/** An error's text without the client's "it may have taken effect" note: the caller has settled that question. */
+export const settledText = (error: unknown) =>
+  error instanceof ApiError ? `${error.apiMessage} (${error.code}, HTTP ${error.status})` : String(error);
+
+export const isNotFound = (error: unknown) => error instanceof ApiError && error.status === 404;
+export const isConflict = (error: unknown) => error instanceof ApiError && error.status === 409;
