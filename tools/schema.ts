@@ -334,8 +334,8 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     };
   }
   const functions = functionSpecs(root, sink);
-  const framework = readSdk(path.join(root, "provider", "resources", "framework.ts"));
-  const variables = configVariables(framework);
+  const settingsModule = readSdk(path.join(root, "provider", "resources", "settings.ts"));
+  const variables = configVariables(settingsModule);
   return {
     name: PACKAGE,
     displayName: "Cloud Infrastructure",
