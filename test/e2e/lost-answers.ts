@@ -196,10 +196,7 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
    * reaches the API for `quietMs` while the `up` goes on: it is interrupted (as a user would, Ctrl-C). What must hold
    * on our side: the next `up` repairs the stack (the failed volume deleted, one volume made and attached).
    */
-  async function failedDeleteBeforeReplace(
-    prefix: string,
-    quietMs = 8_000,
-  ): Promise<{ secondUp: "ended" | "hung"; requestsAfterFailure: number }> {
+  async function failedDeleteBeforeReplace(prefix: string, quietMs = 8_000): Promise<void> {
     const program = async () => {
       const vm = make("VirtualMachine", "vm", {
         name: `${prefix}-vm`,
@@ -252,6 +249,12 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
     if (!ended) controller.abort();
     const secondUp = await up;
     await world.faults("");
+    console.log(
+      `failed delete-before-replace (${family}): ${secondUp}, ${requestsAfterFailure} requests after the failure`,
+    );
+    // Pinned: when this reads "ended", the engine (or the provider, by resending a failed delete) no longer leaves the
+    // up waiting: drop the interruption from this scenario.
+    expect(secondUp, "Pulumi v3.259.0 never ends this up (DeleteStep.Fail does nothing)").toBe("hung");
 
     // The next up repairs: the failed volume deleted, a new one made and attached to the VM, nothing else changes.
     const result = await stack.up({ color: "never" });
@@ -264,7 +267,6 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
       virtualMachineId: result.outputs.vm!.value,
     });
     await stack.destroy({ color: "never" });
-    return { secondUp, requestsAfterFailure };
   }
 
   return { pass, inApi, failedDeleteBeforeReplace };
