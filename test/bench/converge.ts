@@ -10,7 +10,8 @@
  * --max-ups 8, --hang-minutes 6 (a CLI command still running after that long is reported as hung, with what the emulator and
  * the CLI's output show, and interrupted), --json FILE (every run's record). A failure is "from a fault" when its message is one the emulator
  * injects (`Injected ...`) or a lost connection, "from a dependency" when a value of a resource that failed in the same
- * `up --continue-on-error` is missing; a resource that fails again, after a failure, with neither is "failed twice
+ * `up --continue-on-error` is missing, or names a resource left in status Error (the engine passes a resource recorded
+ * as failed on to its dependents); a resource that fails again, after a failure, with neither is "failed twice
  * from a fault that is gone". Seeds draw the fault probabilities, but the CLI's parallelism orders the requests, so a
  * seed does not replay one run exactly.
  */
@@ -143,7 +144,7 @@ interface Hang {
 /** An injected fault's own message, a lost connection, or a resource left in status Error by an injected job failure. */
 const INJECTED =
   /Injected|socket|ECONNRESET|other side closed|connection|fetch failed|terminated|UND_ERR|status Error/i;
-const DEPENDENCY = /has no value: if the program sets it from another resource's output/;
+const DEPENDENCY = /has no value: if the program sets it from another resource's output| is Error, not Active/;
 
 function causeOf(message: string): Failure["cause"] {
   return INJECTED.test(message) ? "fault" : DEPENDENCY.test(message) ? "dependency" : "other";
