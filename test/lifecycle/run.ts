@@ -214,7 +214,7 @@ function sequence(
                 return [resource, found];
               }),
             );
-            played.ctx = ctx(await world.requests(mark), state);
+            played.ctx = { ...ctx(await world.requests(mark), state), error: outcome.error };
           },
           host.timeout * (step === "bad" ? taking.length : 1),
         );
