@@ -80,6 +80,8 @@ export interface Ctx {
   state: Record<string, InState>;
   /** The state before the step. */
   prior: Record<string, InState>;
+  /** The error of the step's operation, if it failed. */
+  error?: string;
   /** The requests the API received during the step's operation. */
   requests: LogEntry[];
   /** Values recorded by `before` actions (ids of resources made through the API), for declarations and checks. */
@@ -482,7 +484,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
             imageId: 1,
           }),
         properties: ["name", "datacenterId", "seriesId", "gpuCount", "powerState"],
-        reasons: ["must be 1, 2, 4 or 8", "imageName names the image too: give only one of the two"],
+        reasons: ["UUID", "must be 1, 2, 4 or 8", "imageName names the image too: give only one of the two"],
       },
       deleted: {
         before: async (ctx) => {
@@ -1038,46 +1040,72 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
     groupUser: { kind: "User", inputs: { email: `${P}f-group-user@example.com` } },
     group: { kind: "ResourceGroup", inputs: { name: `${P}f-group`, members: [member] } },
   });
+  /** The group beside two users (`alice`, `bob`) it may list as members. */
+  const groupMain = (name: string, inputs: Record<string, unknown> = {}): Program => ({
+    alice: { kind: "User", inputs: { email: `${P}-group-alice@example.com` } },
+    bob: { kind: "User", inputs: { email: `${P}-group-bob@example.com` } },
+    ...group(name, inputs),
+  });
+  /** In place: renamed, a parent (a plain id) and members (order and repetition do not matter). */
+  const groupChanged = (made: Record<string, string>) =>
+    groupMain(`${P}-group-2`, { parentTeamId: Number(made.parent), members: [ref("bob"), ref("alice"), ref("bob")] });
+  const bothMembers = async (ctx: Ctx) =>
+    expect(await memberIds(ctx.api, idOf(ctx, "group"))).toEqual([idOf(ctx, "alice"), idOf(ctx, "bob")].sort());
   const resourceGroup: KindTable = {
     kind: "ResourceGroup",
     subject: "group",
     main: {
       create: {
-        declare: () => group(`${P}-group`),
+        declare: () => groupMain(`${P}-group`),
         ops: { group: "create" },
-        api: async (ctx) =>
-          expect(await team(ctx.api, idOf(ctx, "group"))).toMatchObject({ name: `${P}-group`, memberCount: 0 }),
+        api: async (ctx) => {
+          const id = idOf(ctx, "group");
+          // the id is the integer team id as text; members not set by the program are not managed
+          expect(id).toMatch(/^\d+$/);
+          expect(ctx.state.group?.outputs.teamId).toBe(Number(id));
+          expect(ctx.state.group?.outputs.members).toBeUndefined();
+          expect(await team(ctx.api, id)).toMatchObject({ name: `${P}-group`, parentTeamId: null, memberCount: 0 });
+        },
       },
       same: { ops: { group: "same" }, api: quiet("group") },
       refresh: { ops: { group: "same" } },
       update: {
-        declare: () => group(`${P}-group-2`),
+        before: async (ctx) => {
+          ctx.made.parent = String((await ctx.api.createTeam({ body: { name: `${P}-outside-parent` } })).teamId);
+        },
+        declare: groupChanged,
         ops: { group: "update" },
         api: async (ctx) => {
           expect(idOf(ctx, "group")).toBe(priorId(ctx, "group"));
-          expect((await team(ctx.api, idOf(ctx, "group"))).name).toBe(`${P}-group-2`);
-          expect(mutationsOf(ctx, `/teams/${idOf(ctx, "group")}`)).toEqual(["updateTeam"]);
+          expect(await team(ctx.api, idOf(ctx, "group"))).toMatchObject({
+            name: `${P}-group-2`,
+            parentTeamId: Number(ctx.made.parent),
+          });
+          await bothMembers(ctx);
         },
       },
       replace: { na: "every property changes in place" },
       drift: {
         before: async (ctx) => {
-          await ctx.api.updateTeam({
-            params: { id: Number(ctx.state.group!.id) },
-            body: { name: `${P}-group-by-hand` },
-          });
+          const id = Number(ctx.state.group!.id);
+          await ctx.api.updateTeam({ params: { id }, body: { name: `${P}-group-by-hand` } });
+          await ctx.api.removeTeamMember({ params: { id, userId: ctx.state.alice!.id } });
         },
         ops: { group: "changed" },
-        api: async (ctx) => expect(ctx.state.group?.outputs).toMatchObject({ name: `${P}-group-by-hand` }),
+        api: async (ctx) =>
+          expect(ctx.state.group?.outputs).toMatchObject({ name: `${P}-group-by-hand`, members: [idOf(ctx, "bob")] }),
       },
       repair: {
         ops: { group: "update" },
-        api: async (ctx) => expect((await team(ctx.api, idOf(ctx, "group"))).name).toBe(`${P}-group-2`),
+        api: async (ctx) => {
+          expect((await team(ctx.api, idOf(ctx, "group"))).name).toBe(`${P}-group-2`);
+          await bothMembers(ctx);
+        },
       },
       bad: {
-        declare: () => group(" ", { parentTeamId: "first", members: ["bob"], colour: "red" }),
+        declare: (good) => ({ ...good, ...group(" ", { parentTeamId: "first", members: ["bob"], colour: "red" }) }),
         properties: ["name", "parentTeamId", "members", "colour"],
-        reasons: ["must not be empty"],
+        reasons: ["must not be empty", "must be the integer id", "UUID"],
       },
       deleted: {
         before: async (ctx) => {
@@ -1087,11 +1115,21 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       },
       recreate: {
         ops: { group: "create" },
-        api: async (ctx) => expect((await team(ctx.api, idOf(ctx, "group"))).name).toBe(`${P}-group-2`),
+        api: async (ctx) => {
+          expect(await team(ctx.api, idOf(ctx, "group"))).toMatchObject({
+            name: `${P}-group-2`,
+            parentTeamId: Number(ctx.made.parent),
+          });
+          await bothMembers(ctx);
+        },
       },
       destroy: {
         ops: { group: "delete" },
-        api: async (ctx) => expect(await gone(() => team(ctx.api, priorId(ctx, "group")))).toBe(true),
+        api: async (ctx) => {
+          expect(await gone(() => team(ctx.api, priorId(ctx, "group")))).toBe(true);
+          // the child went before the parent made outside the stack
+          await ctx.api.deleteTeam({ params: { id: Number(ctx.made.parent) } });
+        },
       },
     },
     failed: {
@@ -1129,15 +1167,20 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         ops: {},
         fails: [`A resource group named "${P.toUpperCase()}A-Group" already exists`],
         api: async (ctx) => {
+          expect(ctx.error).toContain(`already exists (${ctx.made.group})`);
           expect(ctx.state.group).toBeUndefined();
           expect((await team(ctx.api, ctx.made.group!)).name).toBe(`${P}a-group`);
         },
       },
       adopted: {
-        declare: () => group(`${P.toUpperCase()}A-Group`, { adopt: true }),
+        declare: () => ({
+          adoptMember: { kind: "User", inputs: { email: `${P}a-group-member@example.com` } },
+          ...group(`${P.toUpperCase()}A-Group`, { adopt: true, members: [ref("adoptMember")] }),
+        }),
         ops: { group: "create" },
         api: async (ctx) => {
           expect(idOf(ctx, "group")).toBe(ctx.made.group);
+          expect(await memberIds(ctx.api, ctx.made.group!)).toEqual([idOf(ctx, "adoptMember")]);
           expect((await team(ctx.api, ctx.made.group!)).name).toBe(`${P.toUpperCase()}A-Group`);
         },
       },
@@ -1152,54 +1195,91 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
   const user = (inputs: Record<string, unknown>): Program => ({
     user: { kind: "User", inputs: { email: `${P}-user@example.com`, ...inputs } },
   });
-  const named = { firstName: "Ada", lastName: "Matrix" };
-  const registered = { ...named, action: "register", password: secret(PASSWORD) };
+  /** In place: names, email, roles and resource groups (the group made through the API before the step). */
+  const userChanged = (made: Record<string, string>) => ({
+    email: `${P}-user@example.org`,
+    firstName: "Ada",
+    lastName: "Lovelace",
+    roleNames: ["vm-operator", "tenant-user"],
+    teamIds: [Number(made.userGroup)],
+  });
   const userKind: KindTable = {
     kind: "User",
     subject: "user",
     main: {
       create: {
-        declare: () => user({}),
+        // the email is stored lower-case: the program's case is no change
+        declare: () => user({ email: `${P.toUpperCase()}-User@Example.com` }),
         ops: { user: "create" },
-        api: async (ctx) =>
+        api: async (ctx) => {
           expect(await userRead(ctx.api)(idOf(ctx, "user"))).toMatchObject({
             email: `${P}-user@example.com`,
             inviteStatus: "pending",
-          }),
+            roles: ["tenant-user"],
+            teamIds: [],
+            deletedAt: null,
+          });
+          expect(ctx.state.user?.outputs.inviteStatus).toBe("pending");
+        },
       },
       same: { ops: { user: "same" }, api: quiet("user") },
       refresh: { ops: { user: "same" } },
       update: {
-        declare: () => user(named),
+        before: async (ctx) => {
+          ctx.made.userGroup = String((await ctx.api.createTeam({ body: { name: `${P}-user-group` } })).teamId);
+        },
+        declare: (made) => user(userChanged(made)),
         ops: { user: "update" },
         api: async (ctx) => {
           expect(idOf(ctx, "user")).toBe(priorId(ctx, "user"));
-          expect(await userRead(ctx.api)(idOf(ctx, "user"))).toMatchObject(named);
-          expect(mutationsOf(ctx, idOf(ctx, "user"))).toEqual(["updateUser"]);
+          expect(ctx.state.user?.outputs.name).toBe("Ada Lovelace");
+          const live = await userRead(ctx.api)(idOf(ctx, "user"));
+          expect(live).toMatchObject({
+            email: `${P}-user@example.org`,
+            firstName: "Ada",
+            lastName: "Lovelace",
+            teamIds: [Number(ctx.made.userGroup)],
+          });
+          expect([...live.roles].sort()).toEqual(["tenant-user", "vm-operator"]);
+          expect(mutationsOf(ctx, idOf(ctx, "user"))).toContain("updateUser");
         },
       },
       replace: {
-        // the unique email is kept: the old user is deleted first
-        declare: () => user(registered),
+        // invite → register: the unique email is kept, so the old user is deleted first
+        declare: (made) => user({ ...userChanged(made), action: "register", password: secret(PASSWORD) }),
         ops: { user: "replace-delete-first" },
         api: async (ctx) => {
           await replacedAndGone(ctx, "user", userRead(ctx.api));
           expect(await userRead(ctx.api)(idOf(ctx, "user"))).toMatchObject({
-            email: `${P}-user@example.com`,
+            email: `${P}-user@example.org`,
             inviteStatus: "activated",
           });
         },
       },
       drift: {
         before: async (ctx) => {
-          await ctx.api.updateUser({ params: { id: ctx.state.user!.id }, body: { firstName: "Augusta" } });
+          const id = ctx.state.user!.id;
+          await ctx.api.updateUser({ params: { id }, body: { firstName: "Augusta" } });
+          await ctx.api.removeUserRole({ params: { userId: id, roleName: "vm-operator" } });
+          await ctx.api.removeTeamMember({ params: { id: Number(ctx.made.userGroup), userId: id } });
         },
         ops: { user: "changed" },
-        api: async (ctx) => expect(ctx.state.user?.outputs).toMatchObject({ firstName: "Augusta" }),
+        api: async (ctx) =>
+          expect(ctx.state.user?.outputs).toMatchObject({
+            firstName: "Augusta",
+            name: "Augusta Lovelace",
+            roleNames: ["tenant-user"],
+            teamIds: [],
+          }),
       },
       repair: {
         ops: { user: "update" },
-        api: async (ctx) => expect((await userRead(ctx.api)(idOf(ctx, "user"))).firstName).toBe("Ada"),
+        api: async (ctx) => {
+          const live = await userRead(ctx.api)(idOf(ctx, "user"));
+          expect(live.firstName).toBe("Ada");
+          expect([...live.roles].sort()).toEqual(["tenant-user", "vm-operator"]);
+          expect(live.teamIds).toEqual([Number(ctx.made.userGroup)]);
+        },
       },
       bad: {
         declare: () =>
@@ -1226,16 +1306,22 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         ops: { user: "gone" },
       },
       recreate: {
+        // soft-deleted: the email is free again
         ops: { user: "create" },
         api: async (ctx) =>
           expect(await userRead(ctx.api)(idOf(ctx, "user"))).toMatchObject({
+            email: `${P}-user@example.org`,
             firstName: "Ada",
             inviteStatus: "activated",
+            teamIds: [Number(ctx.made.userGroup)],
           }),
       },
       destroy: {
         ops: { user: "delete" },
-        api: async (ctx) => expect(await gone(() => userRead(ctx.api)(priorId(ctx, "user")))).toBe(true),
+        api: async (ctx) => {
+          expect(await gone(() => userRead(ctx.api)(priorId(ctx, "user")))).toBe(true);
+          await ctx.api.deleteTeam({ params: { id: Number(ctx.made.userGroup) } });
+        },
       },
     },
     failed: {
@@ -1261,23 +1347,28 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       refused: {
         before: async (ctx) => {
           ctx.made.user = (
-            await ctx.api.createUser({ body: { email: `${P}a-user@example.com`, firstName: "Old" } })
+            await ctx.api.createUser({
+              body: { email: `${P}a-user@example.com`, firstName: "Old", roleNames: ["tenant-admin"] },
+            })
           ).id;
         },
-        declare: () => user({ email: `${P}a-user@example.com`, firstName: "New", adopt: false }),
+        // emails are unique ignoring case
+        declare: () => user({ email: `${P.toUpperCase()}A-user@example.com`, firstName: "New", adopt: false }),
         ops: {},
         fails: [`A user with the email ${P}a-user@example.com already exists`],
         api: async (ctx) => {
+          expect(ctx.error).toContain(`already exists (${ctx.made.user})`);
           expect(ctx.state.user).toBeUndefined();
           expect((await userRead(ctx.api)(ctx.made.user!)).firstName).toBe("Old");
         },
       },
       adopted: {
-        declare: () => user({ email: `${P}a-user@example.com`, firstName: "New", adopt: true }),
+        declare: () =>
+          user({ email: `${P}a-user@example.com`, firstName: "New", roleNames: ["tenant-user"], adopt: true }),
         ops: { user: "create" },
         api: async (ctx) => {
           expect(idOf(ctx, "user")).toBe(ctx.made.user);
-          expect((await userRead(ctx.api)(ctx.made.user!)).firstName).toBe("New");
+          expect(await userRead(ctx.api)(ctx.made.user!)).toMatchObject({ firstName: "New", roles: ["tenant-user"] });
         },
       },
       destroyed: {

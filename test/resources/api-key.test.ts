@@ -4,7 +4,7 @@ import { ApiError, CloudClient } from "../../provider/client";
 import { apiKey, create, sessionSettings, type ApiKeyInputs } from "../../provider/resources/api-key";
 import { closeClients, configuration, handlerContext, UNKNOWN } from "../../provider/resources";
 import { ApiKey, type ApiKeyArgs } from "../../sdk";
-import { destroy, preview, refresh, RunError, up, type RunOptions, type RunResult } from "../harness";
+import { destroy, preview, refresh, up, type RunOptions, type RunResult } from "../harness";
 import { stackOnEmulator, type Stack } from "./helpers";
 
 const stack = await stackOnEmulator();
@@ -212,32 +212,6 @@ describe("ApiKey lifecycle", () => {
     expect(planned.step("key").op).toBe("create");
     expect((await stack.requests(since)).filter((r) => r.method !== "GET")).toEqual([]);
     expect(await keysNamed(stack, "pv-")).toEqual([]);
-  });
-
-  it("9. refuses bad inputs at check, naming each property, before any request", async () => {
-    const options = sessionOptions();
-    const since = stack.mark();
-    const bad = {
-      name: " ",
-      roleId: "root",
-      expiresInDays: 0,
-      metadata: "owner=ci",
-      enabled: "yes",
-      rotation: { at: 1 },
-      key: "svc_mine",
-      adopt: true,
-    } as unknown as ApiKeyArgs;
-    const error = (await up(program(bad), options).catch((e: unknown) => e)) as RunError;
-    expect(error).toBeInstanceOf(RunError);
-    const text = error.message;
-    for (const property of ["name", "roleId", "expiresInDays", "metadata", "enabled", "rotation"]) {
-      expect(text).toContain(`${property}:`);
-    }
-    expect(text).toContain("vm-operator");
-    // 11. adoption does not apply: keys have no unique name to find one by (two keys may share a name)
-    expect(text).toContain("key: is not a property of this resource: remove it");
-    expect(text).toContain("adopt: is not a property of this resource: remove it");
-    expect(await stack.requests(since)).toEqual([]);
   });
 
   it("says a two-factor session is needed when only an API key is configured, before sending anything", async () => {

@@ -130,30 +130,6 @@ describe("GpuVirtualMachine lifecycle", () => {
     expect(await gpusNamed("pv-")).toEqual([]);
   });
 
-  it("9. refuses bad inputs at check, naming each property, before any request", async () => {
-    const options = stack.options();
-    const since = stack.mark();
-    const bad = {
-      name: "",
-      datacenterId: "not-a-uuid",
-      seriesId: 1.5,
-      gpuCount: 3,
-      powerState: "paused",
-      imageName: "ubuntu-24.04",
-      imageId: 1,
-    } as unknown as GpuVirtualMachineArgs;
-    const error = await failureOf(up(program(bad), options));
-    expect(error).toBeInstanceOf(RunError);
-    const text = error.message;
-    for (const property of ["name", "datacenterId", "seriesId", "gpuCount", "powerState", "imageId"]) {
-      expect(text).toContain(`${property}:`);
-    }
-    expect(text).toContain("UUID");
-    expect(text).toContain("1, 2, 4 or 8");
-    expect(text).toContain("imageId: imageName names the image too: give only one of the two");
-    expect(await stack.requests(since)).toEqual([]);
-  });
-
   it("409: an unavailable combination fails with the combinations available now (H100 × 8)", async () => {
     const options = stack.options();
     const error = await failureOf(

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ResourceGroup, User, type UserArgs } from "../../sdk";
-import { destroy, refresh, RunError, up } from "../harness";
+import { destroy, RunError, up } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();
@@ -21,8 +21,6 @@ const signInStatus = (email: string, password: string) =>
     (e: { status: number }) => e.status,
   );
 const PASSWORD = "Correct-Horse-42!";
-/** Shortens the wait on an email held by another user (retried in case it is being released in the same run). */
-const quickConflicts = { "cloudinfra:jobTimeoutMs": "1500" };
 
 function program(args: UserArgs) {
   return () => {
@@ -31,81 +29,9 @@ function program(args: UserArgs) {
   };
 }
 
-describe("User lifecycle", () => {
-  it("invites, stays unchanged, updates in place, survives drift and soft deletion, and is destroyed", async () => {
-    const options = stack.options();
-    const group = await stack.api.createTeam({ body: { name: "lc-user-group" } });
-
-    // 1. create with minimal inputs: an invited user (the email is stored lower-case)
-    const base = { email: "LC-Ada@Example.com" };
-    const created = await up(program(base), options);
-    const id = created.outputs.id as string;
-    expect(created.step("user").op).toBe("create");
-    expect(await getUser(id)).toMatchObject({
-      email: "lc-ada@example.com",
-      inviteStatus: "pending",
-      roles: ["tenant-user"],
-      teamIds: [],
-      deletedAt: null,
-    });
-    expect(created.outputs.inviteStatus).toBe("pending");
-
-    // 2. a second up: no changes (despite the email's case); 3. refresh without drift: no changes
-    expect((await up(program(base), options)).step("user").op).toBe("same");
-    expect((await refresh(options)).step("user").refresh).toBe("same");
-
-    // 4. in place: names, email, roles and resource groups keep the id
-    const changed = {
-      email: "lc-ada@example.org",
-      firstName: "Ada",
-      lastName: "Lovelace",
-      roleNames: ["vm-operator" as const, "tenant-user" as const],
-      teamIds: [group.teamId],
-    };
-    const updated = await up(program(changed), options);
-    expect(updated.step("user").op).toBe("update");
-    expect(updated.outputs.id).toBe(id);
-    expect(updated.outputs.name).toBe("Ada Lovelace");
-    const live = await getUser(id);
-    expect(live).toMatchObject({ email: "lc-ada@example.org", firstName: "Ada", lastName: "Lovelace" });
-    expect([...live.roles].sort()).toEqual(["tenant-user", "vm-operator"]);
-    expect(live.teamIds).toEqual([group.teamId]);
-    expect((await up(program(changed), options)).step("user").op).toBe("same");
-
-    // 6. drift: renamed, a role revoked and a membership removed behind the stack's back; up repairs it
-    await stack.api.updateUser({ params: { id }, body: { firstName: "Augusta" } });
-    await stack.api.removeUserRole({ params: { userId: id, roleName: "vm-operator" } });
-    await stack.api.removeTeamMember({ params: { id: group.teamId, userId: id } });
-    const refreshed = await refresh(options);
-    expect(refreshed.step("user").refresh).toBe("changed");
-    expect(refreshed.step("user").outputs).toMatchObject({
-      firstName: "Augusta",
-      name: "Augusta Lovelace",
-      roleNames: ["tenant-user"],
-      teamIds: [],
-    });
-    expect((await up(program(changed), options)).step("user").op).toBe("update");
-    const repaired = await getUser(id);
-    expect(repaired.firstName).toBe("Ada");
-    expect([...repaired.roles].sort()).toEqual(["tenant-user", "vm-operator"]);
-    expect(repaired.teamIds).toEqual([group.teamId]);
-
-    // 7. soft-deleted behind the stack's back: refresh drops it, up recreates it (the email is free again)
-    await stack.api.deleteUser({ params: { id } });
-    expect((await refresh(options)).step("user").refresh).toBe("gone");
-    const recreated = await up(program(changed), options);
-    expect(recreated.step("user").op).toBe("create");
-    const newId = recreated.outputs.id as string;
-    expect(newId).not.toBe(id);
-    expect(await getUser(newId)).toMatchObject({ email: "lc-ada@example.org", teamIds: [group.teamId] });
-
-    // 8. destroy soft-deletes it: nothing of the stack is left among the live users
-    await destroy(options);
-    await expect(getUser(newId)).rejects.toMatchObject({ status: 404 });
-    expect(await usersNamed("lc-")).toEqual([]);
-    await stack.api.deleteTeam({ params: { id: group.teamId } });
-  });
-
+// The lifecycle contract (create, no-op, in place, replace, drift, deleted behind the stack, bad input, a retried
+// create, adopt, destroy) is the lifecycle table's (test/lifecycle/table.ts); here, what is particular to users.
+describe("User", () => {
   it("5. registers with a secret password; action and entity changes replace the user, deleting it first", async () => {
     const options = stack.options();
     const email = "rp-grace@example.com";
@@ -249,25 +175,5 @@ describe("User lifecycle", () => {
     expect((await getUser(made.id)).firstName).toBe("Lin");
     await destroy(options);
     expect(await usersNamed("lost-")).toEqual([]);
-  });
-
-  it("11. adopts an existing user by email and aligns it; without adopt it explains the conflict", async () => {
-    const options = stack.options({ config: { ...stack.options().config, ...quickConflicts } });
-    const existing = await stack.api.createUser({
-      body: { email: "ad-user@example.com", firstName: "Old", roleNames: ["tenant-admin"] },
-    });
-
-    const refused = (await up(program({ email: "AD-user@example.com" }), options).catch((e: unknown) => e)) as RunError;
-    expect(refused.message).toContain(`A user with the email ad-user@example.com already exists (${existing.id})`);
-    expect(refused.message).toContain("adopt: true");
-
-    const adopted = await up(
-      program({ email: "ad-user@example.com", firstName: "New", roleNames: ["tenant-user"], adopt: true }),
-      options,
-    );
-    expect(adopted.outputs.id).toBe(existing.id);
-    expect(await getUser(existing.id)).toMatchObject({ firstName: "New", roles: ["tenant-user"] });
-    await destroy(options);
-    expect(await usersNamed("ad-")).toEqual([]);
   });
 });
