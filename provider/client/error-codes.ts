@@ -296,7 +296,8 @@ export class CodedError extends Error {
   constructor(
     readonly code: ErrorCodeName,
     message: string,
-    options?: ErrorOptions,
+    // Not `ErrorOptions`: that type is ES2022's lib, which a program's tsconfig may not load (Pulumi's template's does not).
+    options?: { cause?: unknown },
   ) {
     super(message, options);
   }
