@@ -212,6 +212,44 @@ async function replacedAndGone(ctx: Ctx, name: string, read: (id: string) => Pro
   expect(await gone(() => read(priorId(ctx, name)))).toBe(true);
 }
 
+/**
+ * The `failed` sequence of a kind whose create runs a job: the job fails (fault `job`), the resource is recorded with
+ * the job's error and the id of what the API holds (status Error); the next up replaces it (`repaired`).
+ */
+function failedJob(
+  name: string,
+  declared: Declared,
+  job: string,
+  error: string,
+  read: (api: CloudClient, id: string) => Promise<{ status: string }>,
+  repaired: { op: Op; status: string },
+): Record<(typeof FAILED_STEPS)[number], Step> {
+  return {
+    failed: {
+      declare: () => ({ [name]: declared }),
+      faults: [`job=${job},fail=${error},count=1`],
+      ops: { [name]: "create" },
+      fails: [error],
+      api: async (ctx) => {
+        expect(ctx.state[name]?.initErrors.join(" ")).toContain(error);
+        expect((await read(ctx.api, idOf(ctx, name))).status).toBe("Error");
+      },
+    },
+    repaired: {
+      ops: { [name]: repaired.op },
+      api: async (ctx) => {
+        await replacedAndGone(ctx, name, (id) => read(ctx.api, id));
+        expect((await read(ctx.api, idOf(ctx, name))).status).toBe(repaired.status);
+        expect(ctx.state[name]?.initErrors).toEqual([]);
+      },
+    },
+    destroyed: {
+      ops: { [name]: "delete" },
+      api: async (ctx) => expect(await gone(() => read(ctx.api, priorId(ctx, name)))).toBe(true),
+    },
+  };
+}
+
 const PASSWORD = "Correct-Horse-42!";
 const WEAK = "weakpassword";
 const GHOST = "00000000-0000-4000-8000-000000000000";
@@ -380,35 +418,14 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         },
       },
     },
-    failed: {
-      failed: {
-        declare: () => ({
-          vm: {
-            kind: "VirtualMachine",
-            inputs: { name: `${P}f-vm`, datacenterId: f.fra, imageId: 1, configurationId: 1 },
-          },
-        }),
-        faults: ["job=vm.create,fail=VM quota exceeded,count=1"],
-        ops: { vm: "create" },
-        fails: ["VM quota exceeded"],
-        api: async (ctx) => {
-          expect(ctx.state.vm?.initErrors.join(" ")).toContain("VM quota exceeded");
-          expect((await ctx.api.getVm({ params: { id: idOf(ctx, "vm") } })).status).toBe("Error");
-        },
-      },
-      repaired: {
-        ops: { vm: "replace" },
-        api: async (ctx) => {
-          await replacedAndGone(ctx, "vm", vmRead(ctx.api));
-          expect((await ctx.api.getVm({ params: { id: idOf(ctx, "vm") } })).status).toBe("Running");
-          expect(ctx.state.vm?.initErrors).toEqual([]);
-        },
-      },
-      destroyed: {
-        ops: { vm: "delete" },
-        api: async (ctx) => expect(await gone(() => vmRead(ctx.api)(priorId(ctx, "vm")))).toBe(true),
-      },
-    },
+    failed: failedJob(
+      "vm",
+      { kind: "VirtualMachine", inputs: { name: `${P}f-vm`, datacenterId: f.fra, imageId: 1, configurationId: 1 } },
+      "vm.create",
+      "VM quota exceeded",
+      (api, id) => api.getVm({ params: { id } }),
+      { op: "replace", status: "Running" },
+    ),
     adopt: { na: "VM names are not unique: `adopt` is refused at check (the bad step)" },
   };
 
@@ -506,29 +523,14 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => expect(await gone(() => gpuRead(ctx.api)(priorId(ctx, "gpu")))).toBe(true),
       },
     },
-    failed: {
-      failed: {
-        declare: () => ({ gpu: { kind: "GpuVirtualMachine", inputs: { name: `${P}f-gpu`, ...f.gpu, gpuCount: 1 } } }),
-        faults: ["job=gpu.create,fail=No GPU capacity left,count=1"],
-        ops: { gpu: "create" },
-        fails: ["No GPU capacity left"],
-        api: async (ctx) => {
-          expect(ctx.state.gpu?.initErrors.join(" ")).toContain("No GPU capacity left");
-          expect((await gpuRead(ctx.api)(idOf(ctx, "gpu"))).status).toBe("Error");
-        },
-      },
-      repaired: {
-        ops: { gpu: "replace" },
-        api: async (ctx) => {
-          await replacedAndGone(ctx, "gpu", gpuRead(ctx.api));
-          expect((await gpuRead(ctx.api)(idOf(ctx, "gpu"))).status).toBe("Running");
-        },
-      },
-      destroyed: {
-        ops: { gpu: "delete" },
-        api: async (ctx) => expect(await gone(() => gpuRead(ctx.api)(priorId(ctx, "gpu")))).toBe(true),
-      },
-    },
+    failed: failedJob(
+      "gpu",
+      { kind: "GpuVirtualMachine", inputs: { name: `${P}f-gpu`, ...f.gpu, gpuCount: 1 } },
+      "gpu.create",
+      "No GPU capacity left",
+      (api, id) => api.getGpuVm({ params: { id } }),
+      { op: "replace", status: "Running" },
+    ),
     adopt: {
       refused: {
         // GPU VM names are not unique: one of the same name made elsewhere is left alone
@@ -642,35 +644,15 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => expect(await gone(() => volRead(ctx.api)(priorId(ctx, "vol")))).toBe(true),
       },
     },
-    failed: {
-      failed: {
-        declare: () => ({
-          vol: {
-            kind: "Volume",
-            inputs: { name: `${P}f-vol`, datacenterId: f.fra, volumeTypeId: f.ssd.id, sizeGb: 10 },
-          },
-        }),
-        faults: ["job=volume.create,fail=Volume quota exceeded,count=1"],
-        ops: { vol: "create" },
-        fails: ["Volume quota exceeded"],
-        api: async (ctx) => {
-          expect(ctx.state.vol?.initErrors.join(" ")).toContain("Volume quota exceeded");
-          expect((await volRead(ctx.api)(idOf(ctx, "vol"))).status).toBe("Error");
-        },
-      },
-      repaired: {
-        // the unique name is kept: the failed one is deleted first
-        ops: { vol: "replace-delete-first" },
-        api: async (ctx) => {
-          await replacedAndGone(ctx, "vol", volRead(ctx.api));
-          expect((await volRead(ctx.api)(idOf(ctx, "vol"))).status).toBe("Available");
-        },
-      },
-      destroyed: {
-        ops: { vol: "delete" },
-        api: async (ctx) => expect(await gone(() => volRead(ctx.api)(priorId(ctx, "vol")))).toBe(true),
-      },
-    },
+    // the unique name is kept: the failed volume is deleted first
+    failed: failedJob(
+      "vol",
+      { kind: "Volume", inputs: { name: `${P}f-vol`, datacenterId: f.fra, volumeTypeId: f.ssd.id, sizeGb: 10 } },
+      "volume.create",
+      "Volume quota exceeded",
+      (api, id) => api.getVolume({ params: { id } }),
+      { op: "replace-delete-first", status: "Available" },
+    ),
     adopt: {
       refused: {
         before: async (ctx) => {
@@ -975,31 +957,15 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => expect(await gone(() => netRead(ctx.api)(priorId(ctx, "net")))).toBe(true),
       },
     },
-    failed: {
-      failed: {
-        declare: () => ({
-          net: { kind: "Network", inputs: { name: `${P}f-net`, datacenterId: f.fra, networkType: "standard" } },
-        }),
-        faults: ["job=network.create,fail=Network quota exceeded,count=1"],
-        ops: { net: "create" },
-        fails: ["Network quota exceeded"],
-        api: async (ctx) => {
-          expect(ctx.state.net?.initErrors.join(" ")).toContain("Network quota exceeded");
-          expect((await netRead(ctx.api)(idOf(ctx, "net"))).status).toBe("Error");
-        },
-      },
-      repaired: {
-        ops: { net: "replace-delete-first" },
-        api: async (ctx) => {
-          await replacedAndGone(ctx, "net", netRead(ctx.api));
-          expect((await netRead(ctx.api)(idOf(ctx, "net"))).status).toBe("Active");
-        },
-      },
-      destroyed: {
-        ops: { net: "delete" },
-        api: async (ctx) => expect(await gone(() => netRead(ctx.api)(priorId(ctx, "net")))).toBe(true),
-      },
-    },
+    // the unique name is kept: the failed network is deleted first
+    failed: failedJob(
+      "net",
+      { kind: "Network", inputs: { name: `${P}f-net`, datacenterId: f.fra, networkType: "standard" } },
+      "network.create",
+      "Network quota exceeded",
+      (api, id) => api.getNetwork({ params: { id } }),
+      { op: "replace-delete-first", status: "Active" },
+    ),
     adopt: {
       refused: {
         before: async (ctx) => {
