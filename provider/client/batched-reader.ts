@@ -100,9 +100,15 @@ export class BatchedReader<T extends { id: string }> {
    */
   private nextPage(ids: string[], tried: Set<number>): number | undefined {
     const counts = new Map<number, number>();
+    // An id never seen (a fresh reader, e.g. the process of a refresh) is on the last page or the one after it when it
+    // is new, but may be on any page. The pages not read yet are tried too while the unseen ids outnumber them: reading
+    // them all then costs fewer requests than a read by id each.
+    const unread = Array.from({ length: this.lastPage }, (_, i) => i + 1).filter((p) => !tried.has(p));
+    const unseen = ids.filter((id) => !this.positions.has(id)).length;
+    const unseenGuesses = [this.lastPage, this.lastPage + 1, ...(unseen > unread.length ? unread : [])];
     for (const id of ids) {
       const seen = this.positions.get(id);
-      const guesses = seen === undefined ? [this.lastPage, this.lastPage + 1] : [seen, seen - 1, seen + 1];
+      const guesses = seen === undefined ? unseenGuesses : [seen, seen - 1, seen + 1];
       const page = guesses.find((p) => p >= 1 && p <= this.lastPage + 1 && !tried.has(p));
       if (page !== undefined) counts.set(page, (counts.get(page) ?? 0) + 1);
     }

@@ -71,4 +71,29 @@ describe("BatchedReader", () => {
     const again = await h.requestLog({ after: String(since3) });
     expect(again.map((e) => e.route)).toEqual(["listNetworks"]);
   });
+
+  it("a fresh reader finds many ids from the middle of the list through their pages; a few go by id", async () => {
+    const ids = await networks("deep", 250);
+    const pages = (await api.listNetworks({ query: { limit: 50 } })).meta.totalPages;
+    expect(pages).toBeGreaterThanOrEqual(8);
+
+    // 120 ids from the middle pages (not the first, not the last), gathered by a reader that has seen no page: the N=1000
+    // refresh read them one by one (only page 1 and the last pages were tried), now every page at most once.
+    const middle = ids.slice(60, 180);
+    const since = h.emulator.ctx.requestMark();
+    const fresh = reader({ pageSize: 50 });
+    const read = await Promise.all(middle.map((id) => fresh.read(id)));
+    expect(read.map((n) => n?.name)).toEqual(middle.map((_, i) => `deep-${60 + i}`));
+    const log = await h.requestLog({ after: String(since) });
+    expect(log.filter((e) => e.route === "getNetwork")).toHaveLength(0);
+    expect(log.filter((e) => e.route === "listNetworks").length).toBeLessThanOrEqual(pages + 1);
+
+    // Two ids from the middle: reading every page would cost more than two reads by id, so they go by id.
+    const since2 = h.emulator.ctx.requestMark();
+    const two = reader({ pageSize: 50 });
+    await Promise.all([ids[100], ids[101]].map((id) => two.read(id)));
+    const log2 = await h.requestLog({ after: String(since2) });
+    expect(log2.filter((e) => e.route === "getNetwork")).toHaveLength(2);
+    expect(log2.filter((e) => e.route === "listNetworks").length).toBeLessThanOrEqual(3);
+  });
 });
