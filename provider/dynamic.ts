@@ -2,6 +2,7 @@
    state and run later in Pulumi's dynamic-provider host: they must require the implementation by package name at
    call time instead of capturing it. */
 import type * as pulumi from "@pulumi/pulumi";
+import { errorCodeOf } from "./client/error-codes";
 import {
   checkResource,
   configuration,
@@ -36,8 +37,11 @@ function wire<T>(value: T): T {
  */
 export class HostError extends Error {
   override name = "cloudinfra";
+  /** The code of the error it reports (see README's "Error codes"), when that error has one. */
+  readonly code: string | undefined;
   constructor(message: string, what: string, cause: unknown) {
     super(message, { cause });
+    this.code = errorCodeOf(cause);
     this.stack = `${what} failed (the error is shown with the resource)`;
   }
   /** The name alone: the host prints this before the stack, and the message goes to the engine. */

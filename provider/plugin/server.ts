@@ -36,6 +36,7 @@ import {
   type ResourceKind,
 } from "../resources";
 import type { ProgressLog } from "../client/progress";
+import { CodedError } from "../client/error-codes";
 import { dataFunctions } from "../resources/lookups";
 import { UNKNOWN, unwrap, wrap } from "./properties";
 import schema from "./schema.json";
@@ -106,7 +107,8 @@ function kindOf(type: string, urn: string): { name: KindName; kind: ResourceKind
   const token = type || (urn.split("::")[2] ?? "").split("$").pop() || "";
   const name = token.startsWith(TYPE_PREFIX) ? token.slice(TYPE_PREFIX.length) : "";
   if (!(name in kinds))
-    throw new Error(
+    throw new CodedError(
+      "UNKNOWN_TOKEN",
       `unknown resource type ${token}: this provider serves ${Object.keys(kinds)
         .map((k) => TYPE_PREFIX + k)
         .join(", ")}`,
@@ -314,7 +316,8 @@ export class ProviderServer {
       }),
       getPluginInfo: this.unary(async () => new plugin.PluginInfo().setVersion(packageSchema.version)),
       getSchema: this.unary(async (request: provider.GetSchemaRequest) => {
-        if (request.getSubpackageName()) throw new Error(`no subpackage ${request.getSubpackageName()}`);
+        if (request.getSubpackageName())
+          throw new CodedError("UNKNOWN_TOKEN", `no subpackage ${request.getSubpackageName()}`);
         return new provider.GetSchemaResponse().setSchema(JSON.stringify(schema));
       }),
       checkConfig: this.unary((request: provider.CheckRequest) => this.checkConfig(request)),
@@ -590,7 +593,10 @@ export class ProviderServer {
     >;
     const fn = functions[request.getTok()];
     if (!fn)
-      throw new Error(`unknown function ${request.getTok()}: this provider has ${Object.keys(functions).join(", ")}`);
+      throw new CodedError(
+        "UNKNOWN_TOKEN",
+        `unknown function ${request.getTok()}: this provider has ${Object.keys(functions).join(", ")}`,
+      );
     const args = unwrap(request.getArgs()).props;
     const parsed = fn.args.safeParse(args);
     const response = new provider.InvokeResponse();

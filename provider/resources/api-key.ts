@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import { RoleName, type ApiKey as ApiApiKey } from "../api";
 import { ApiError, type CloudClient } from "../client";
 import { checkInputs } from "./check";
@@ -108,6 +109,7 @@ export function sessionSettings(config: Configuration, current: Settings): Setti
       "as secrets (or CLOUDINFRA_EMAIL, CLOUDINFRA_PASSWORD, CLOUDINFRA_TOTP_SECRET), or a session token with " +
       "`pulumi config set --secret cloudinfra:sessionToken <token>` (or CLOUDINFRA_SESSION_TOKEN); cloudinfra:apiKey " +
       "can stay for the other resources.",
+    { code: "SESSION_REQUIRED" },
   );
 }
 
@@ -141,7 +143,8 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
       created = await api.createApiKey({ body: createBody(inputs) });
     } catch (error) {
       if (error instanceof ApiError && error.status === 403) {
-        throw new Error(
+        throw new CodedError(
+          "SESSION_REQUIRED",
           `Cannot create API key "${inputs.name}": ${error.apiMessage}. Creating a key needs a two-factor session of a ` +
             "user holding api-keys:self" +
             (inputs.roleId ? ` and every permission of the role ${inputs.roleId}` : ""),
@@ -153,7 +156,8 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
       // Nothing was made: the create is sent once more.
       if (appeared.length === 0 && attempt < 2) continue;
       if (appeared.length !== 1) {
-        throw new Error(
+        throw new CodedError(
+          appeared.length === 0 ? "NOTHING_CHANGED" : "DUPLICATES_CREATED",
           `Creating API key "${inputs.name}" got no answer (${error.apiMessage}); ` +
             (appeared.length === 0
               ? "sent twice, and no new key of that name exists: nothing was created; the next `pulumi up` creates it"
@@ -224,19 +228,25 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
     }
   } catch (error) {
     if (isNotFound(error)) {
-      throw new Error(`API key ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\` creates a new one`);
+      throw new CodedError(
+        "RESOURCE_GONE",
+        `API key ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\` creates a new one`,
+      );
     }
     if (secret !== olds.key) {
       // Rotated, then failed: the old secret no longer works and the new one must not go into an error's properties.
       // Recorded without a secret, the next update rotates again.
       const known = current ?? (await find(api, id, news.name).catch(() => undefined));
-      throw new ResourceInitError((error as Error).message, id, partialOutputs(news, known));
+      throw new ResourceInitError((error as Error).message, id, partialOutputs(news, known)).codedBy(error);
     }
     throw error;
   }
   current ??= await find(api, id, news.name);
   if (!current) {
-    throw new Error(`API key ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\` creates a new one`);
+    throw new CodedError(
+      "RESOURCE_GONE",
+      `API key ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\` creates a new one`,
+    );
   }
   return outputsOf(news, current, secret);
 }
@@ -255,7 +265,8 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   } catch (error) {
     if (isNotFound(error)) return;
     if (error instanceof ApiError && error.status === 403) {
-      throw new Error(
+      throw new CodedError(
+        "REQUEST_REFUSED",
         `API key ${id} belongs to another user: deleting it needs the api-keys:manage permission, or the ` +
           "credentials of the user who created it",
         { cause: error },

@@ -191,7 +191,7 @@ export function verifyCredentials(ctx: HandlerContext, current: Settings = ctx.s
               : `The cloudinfra credentials could not be checked: ${text}`) +
               ". (Checked once per run with GET /auth/check; set `cloudinfra:skipCredentialsValidation` to true to " +
               "preview without network access.)",
-            { cause: error },
+            { cause: error, code: "AUTH_REJECTED" },
           );
         },
       );

@@ -1,4 +1,5 @@
 import { ApiError } from "../client";
+import { CodedError } from "../client/error-codes";
 import { warnAbout, type HandlerContext } from "./context";
 import { isConflict, ResourceInitError, settledText } from "./errors";
 import { awaitJob, sleep } from "./jobs";
@@ -72,20 +73,23 @@ export async function createUnique<E extends { id: string | number; createdAt: s
       if (existing) {
         const ours = ambiguous && Date.parse(existing.createdAt) >= sentAt - AMBIGUOUS_CREATE_SKEW_MS;
         if (spec.adopt || ours) return spec.takeOver(existing, ours);
-        throw new Error(
+        throw new CodedError(
+          "NAME_TAKEN",
           `A ${spec.what} already exists (${existing.id}). Set \`adopt: true\` to manage it from this program, or ` +
             "choose another name",
         );
       }
       if (!ambiguous) {
-        throw new Error(
+        throw new CodedError(
+          "NAME_TAKEN",
           `Cannot create the ${spec.what}: the API refused the name (${settledText(error)}), but no such resource is ` +
             "visible to these credentials; choose another name",
           { cause: error },
         );
       }
       if (attempt >= 2) {
-        throw new Error(
+        throw new CodedError(
+          "NOTHING_CHANGED",
           `Creating the ${spec.what} failed: ${settledText(error)}. No resource of that name exists, so nothing was ` +
             "created; the next `pulumi up` creates it",
           { cause: error },
@@ -104,6 +108,6 @@ export async function createUnique<E extends { id: string | number; createdAt: s
     return { id, outs: await spec.outputs(id) };
   } catch (error) {
     if (error instanceof ResourceInitError) throw error;
-    throw new ResourceInitError((error as Error).message, id, await spec.partialOutputs(id));
+    throw new ResourceInitError((error as Error).message, id, await spec.partialOutputs(id)).codedBy(error);
   }
 }

@@ -1,4 +1,5 @@
 import { ApiError } from "../client";
+import { errorCodeOf, type ErrorCodeName } from "../client/error-codes";
 import type { Props } from "./props";
 
 /**
@@ -7,6 +8,8 @@ import type { Props } from "./props";
  */
 export class ResourceInitError extends Error {
   override name = "ResourceInitError";
+  /** The code of the failure it records: the cause's (`codeOfCause`), JOB_FAILED by default. */
+  code: ErrorCodeName = "JOB_FAILED";
   constructor(
     message: string,
     readonly id: string,
@@ -15,12 +18,23 @@ export class ResourceInitError extends Error {
   ) {
     super(message);
   }
+
+  /** This error with the code of the error it reports (a failed job, a refused request…), JOB_FAILED if it has none. */
+  codedBy(cause: unknown): this {
+    this.code = codeOfCause(cause, "JOB_FAILED");
+    return this;
+  }
 }
 
 /** The host cancelled the operation (the plugin's Cancel: Ctrl-C or the engine shutting down). */
 export class OperationCancelledError extends Error {
   override name = "OperationCancelledError";
+  readonly code = "OPERATION_CANCELLED" satisfies ErrorCodeName;
 }
+
+/** The documented code of an error this one wraps, or `fallback` when it has none. */
+export const codeOfCause = (cause: unknown, fallback: ErrorCodeName): ErrorCodeName =>
+  (errorCodeOf(cause) as ErrorCodeName | undefined) ?? fallback;
 
 /** An error's text without the client's "it may have taken effect" note: the caller has settled that question. */
 export const settledText = (error: unknown) =>

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import type { GpuInventoryEntry, GpuVm } from "../api";
 import { ApiError } from "../client";
 import { type CheckFailure, checkInputs, uuidInput } from "./check";
@@ -154,7 +155,8 @@ async function unavailableError(
     available.length > 0
       ? `Available now for ${seriesName}: ${available.join(", ")}. Set datacenterId and gpuCount to one of these`
       : `No ${seriesName} combination is available anywhere now. Choose another seriesId`;
-  return new Error(
+  return new CodedError(
+    "GPU_UNAVAILABLE",
     `Cannot create GPU VM "${inputs.name}": ${seriesName} with ${inputs.gpuCount} GPU(s) is not available in ` +
       `${datacenterName} now (the API answered 409: ${conflict.apiMessage}). ${choices} ` +
       "(getGpuInventory lists the current availability), or retry later.",
@@ -169,7 +171,8 @@ function settle(ctx: HandlerContext, id: string, what: string): Promise<GpuVm> {
     () => getGpu(ctx, id),
     (gpu) => gpu.status !== "Creating",
     (_gpu, timeoutMs) =>
-      new Error(
+      new CodedError(
+        "JOB_TIMEOUT",
         `${what} did not finish within ${timeoutMs} ms (GPU VM ${id} is still Creating); raise ` +
           "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
       ),
@@ -193,7 +196,8 @@ async function findCreated(
       g.gpuCount === inputs.gpuCount,
   );
   if (fresh.length > 1) {
-    throw new Error(
+    throw new CodedError(
+      "DUPLICATES_CREATED",
       `Creating GPU VM "${inputs.name}" gave no clear answer, and ${fresh.length} new GPU VMs of that name now exist ` +
         `(${fresh.map((g) => g.id).join(", ")}); delete the ones you do not want, then run \`pulumi up\` again`,
     );
@@ -263,7 +267,8 @@ export async function create(
         `${inputs.datacenterId} that were not there before the request`;
       found = await findCreated(ctx, inputs, before).catch((lookup: unknown) => {
         if (!(lookup instanceof ApiError)) throw lookup;
-        throw new Error(
+        throw new CodedError(
+          "OUTCOME_UNKNOWN",
           `${what} got no answer (${settledText(error)}), and looking for ${checked} failed too ` +
             `(${settledText(lookup)}): the GPU VM may exist. Look for it before running \`pulumi up\` again`,
           { cause: error },
@@ -271,7 +276,8 @@ export async function create(
       });
       if (found !== undefined) break;
       if (attempt >= 2) {
-        throw new Error(
+        throw new CodedError(
+          "NOTHING_CHANGED",
           `${what} failed twice without an answer (${settledText(error)}). No GPU VM was made: there are no ` +
             `${checked}. The next \`pulumi up\` creates it`,
           { cause: error },
@@ -363,7 +369,8 @@ async function reset(ctx: HandlerContext, gpu: GpuVm, wasRunning: boolean): Prom
       );
       return gpu;
     }
-    throw new Error(
+    throw new CodedError(
+      "STATE_CONFLICT",
       `resetTrigger changed, but GPU VM "${gpu.name}" (${gpu.id}) is ${gpu.status}: only a Running one can be reset`,
     );
   }
@@ -371,9 +378,13 @@ async function reset(ctx: HandlerContext, gpu: GpuVm, wasRunning: boolean): Prom
     await ctx.api.resetGpuVm({ params: { id: gpu.id } });
   } catch (error) {
     if (error instanceof ApiError && (error.status === 409 || error.status === 501)) {
-      throw new Error(`Cannot reset GPU VM "${gpu.name}" (resetTrigger changed): ${error.apiMessage}`, {
-        cause: error,
-      });
+      throw new CodedError(
+        "REQUEST_REFUSED",
+        `Cannot reset GPU VM "${gpu.name}" (resetTrigger changed): ${error.apiMessage}`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }
@@ -400,7 +411,8 @@ async function shutDown(ctx: HandlerContext, id: string): Promise<void> {
     () => getGpu(ctx, id),
     (current) => current.status === "Stopped",
     (current, timeoutMs) =>
-      new Error(
+      new CodedError(
+        "JOB_TIMEOUT",
         `shutdownBeforeDelete: ${what} (${id}) was not Stopped within ${timeoutMs} ms (it is ${current.status}); it ` +
           "was not deleted. Raise cloudinfra:jobTimeoutMs, or set `shutdownBeforeDelete: false`, then run the command again",
       ),
@@ -427,7 +439,11 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
       const gpu = await getGpu(ctx, id).catch((e: unknown) => (isNotFound(e) ? null : Promise.reject(e)));
       if (!gpu) return;
       if (!transitional.has(gpu.status) || Date.now() > deadline) {
-        throw new Error(`GPU VM "${gpu.name}" (${id}) cannot be deleted now (status ${gpu.status})`, { cause: error });
+        throw new CodedError(
+          "STATE_CONFLICT",
+          `GPU VM "${gpu.name}" (${id}) cannot be deleted now (status ${gpu.status})`,
+          { cause: error },
+        );
       }
       await sleep(current.pollIntervalMs, ctx.signal);
       continue;

@@ -1,4 +1,5 @@
 import { CloudClient, JobFailedError, JobTimeoutError } from "../client";
+import { CodedError } from "../client/error-codes";
 import type { Job } from "../api";
 import { duration } from "../client/progress";
 import { BatchedReader, type ListPage } from "../client/batched-reader";
@@ -46,7 +47,8 @@ export async function awaitJob(ctx: HandlerContext, jobId: string, what: string)
   } catch (error) {
     if (error instanceof JobFailedError) throw failedJob(error.job, what);
     if (error instanceof JobTimeoutError) {
-      throw new Error(
+      throw new CodedError(
+        "JOB_TIMEOUT",
         `${what} did not finish within ${current.jobTimeoutMs} ms (job ${jobId}); raise cloudinfra:jobTimeoutMs if the ` +
           "cloud is slow, then run `pulumi refresh` and `pulumi up`",
         { cause: error },

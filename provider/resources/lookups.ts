@@ -4,6 +4,7 @@ import type { CloudClient, ItemOf, PagedRouteName } from "../client";
 import * as data from "./data";
 import type { HandlerContext } from "./context";
 import { isNotFound } from "./errors";
+import { CodedError } from "../client/error-codes";
 import type { ResourceKind } from "./kind";
 import type { Props } from "./props";
 import { network, outputsOf as networkOutputs } from "./network";
@@ -128,7 +129,8 @@ interface LookupKind<N extends PagedRouteName> {
 
 const entityQuery = (entityId: string | undefined) => (entityId ? { entityId } : {});
 const teamNumber = (id: string) => {
-  if (!/^\d+$/.test(id)) throw lookupError(`\`id\` must be a resource group id (decimal digits), not "${id}"`);
+  if (!/^\d+$/.test(id))
+    throw lookupError("ID_INVALID", `\`id\` must be a resource group id (decimal digits), not "${id}"`);
   return Number(id);
 };
 
@@ -280,9 +282,9 @@ export type LookupKindName = keyof typeof lookupKinds;
 type AnyLookupKind = LookupKind<PagedRouteName>;
 const kindOf = (name: LookupKindName) => lookupKinds[name] as unknown as AnyLookupKind;
 
-/** The error of a lookup: a plain message, as a check failure reads. */
-function lookupError(message: string): Error {
-  return Object.assign(new Error(message), { name: "LookupError" });
+/** The error of a lookup: a plain message, as a check failure reads, with its code. */
+function lookupError(code: "LOOKUP_NO_MATCH" | "LOOKUP_AMBIGUOUS" | "ID_INVALID", message: string): Error {
+  return Object.assign(new CodedError(code, message), { name: "LookupError" });
 }
 
 /** A lookup's result schema: `id`, the kind's reported inputs and its outputs, without secrets. */
@@ -358,7 +360,10 @@ export async function lookupOne(ctx: HandlerContext, name: LookupKindName, args:
     const id = args.id;
     const outputs = await kind.byId(ctx, id, entityId).catch((error: unknown) => {
       if (isNotFound(error))
-        throw lookupError(`no ${kind.noun} has the id "${id}" in ${entityText(entityId)}: check the id and the entity`);
+        throw lookupError(
+          "LOOKUP_NO_MATCH",
+          `no ${kind.noun} has the id "${id}" in ${entityText(entityId)}: check the id and the entity`,
+        );
       throw error;
     });
     return { ...withoutSecrets(kind, outputs), id };
@@ -385,6 +390,7 @@ export async function lookupOne(ctx: HandlerContext, name: LookupKindName, args:
       items.map((item) => String(item[kind.nameField])),
     );
     throw lookupError(
+      "LOOKUP_NO_MATCH",
       `no ${kind.noun} has the ${kind.nameField} "${wanted}" in ${entityText(entityId)}` +
         (near.length > 0 ? `; the closest ${kind.nameField}s found: ${near.map((n) => `"${n}"`).join(", ")}` : "") +
         `: check the ${kind.nameField} (matched exactly, case included${kind.nameField === "email" ? " except for emails" : ""}) and the entity`,
@@ -392,6 +398,7 @@ export async function lookupOne(ctx: HandlerContext, name: LookupKindName, args:
   }
   if (matches.length > 1) {
     throw lookupError(
+      "LOOKUP_AMBIGUOUS",
       `${matches.length} ${kind.plural} have the ${kind.nameField} "${wanted}" in ${entityText(entityId)}: ` +
         matches.map((m) => `${m.id} (created ${m.createdAt ?? "at an unknown time"})`).join(", ") +
         `; look it up by \`id\` instead`,

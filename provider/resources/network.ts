@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
 import { BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, uuidInput } from "./check";
@@ -138,7 +139,8 @@ const bulkDeleter = (api: CloudClient) =>
 
 async function readNetwork(ctx: HandlerContext, id: string): Promise<ApiNetwork> {
   const found = await networks(ctx).read(id);
-  if (!found) throw new Error(`Network ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
+  if (!found)
+    throw new CodedError("RESOURCE_GONE", `Network ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
   return found;
 }
 
@@ -163,7 +165,8 @@ async function adopt(
     k === "datacenterId" ? existing.datacenter.id !== inputs.datacenterId : existing[k] !== inputs[k],
   );
   if (mismatches.length > 0) {
-    throw new Error(
+    throw new CodedError(
+      "ADOPT_MISMATCH",
       `Cannot adopt network "${inputs.name}" (${existing.id}): its ${mismatches.join(" and ")} differ from the program's ` +
         "and cannot change in place; rename one of them or align the program",
     );
@@ -180,7 +183,8 @@ function settledNetwork(ctx: HandlerContext, found: ApiNetwork): Promise<ApiNetw
     () => api.getNetwork({ params: { id: found.id } }),
     (network) => network.status !== "Creating",
     (network, timeoutMs) =>
-      new Error(
+      new CodedError(
+        "JOB_TIMEOUT",
         `Adopting network "${network.name}" (${network.id}): it is still being created after ${timeoutMs} ms; raise ` +
           "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi up` again",
       ),
@@ -224,7 +228,10 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
       await api.updateNetwork({ params: { id }, body: body as never });
     } catch (error) {
       if (isConflict(error) && body.name !== undefined) {
-        throw new Error(`Cannot rename the network to "${String(body.name)}": another network has that name`);
+        throw new CodedError(
+          "NAME_TAKEN",
+          `Cannot rename the network to "${String(body.name)}": another network has that name`,
+        );
       }
       throw error;
     }
@@ -262,7 +269,8 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
     const waiting = vms.every((vm) => vm.status === "Deleting") && (vms.length > 0 || network?.status === "Creating");
     if (!waiting || Date.now() > deadline) {
       const names = vms.map((vm) => `${vm.name} (${vm.id}, ${vm.status})`).join(", ");
-      throw new Error(
+      throw new CodedError(
+        vms.length > 0 ? "DEPENDENTS_EXIST" : "STATE_CONFLICT",
         vms.length > 0
           ? `Network ${id} still has virtual machines connected: ${names}. Delete them or move their interfaces first`
           : `Network ${id} cannot be deleted now (status ${network?.status ?? "unknown"})`,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import { ApiError } from "../client";
 import { checkInputs, uuidInput } from "./check";
 import type { HandlerContext } from "./context";
@@ -29,7 +30,10 @@ function parseId(id: string): ResourceGroupMemberInputs {
   const [teamId, userId, ...rest] = id.split(":");
   const parsed = ResourceGroupMemberInputs.safeParse({ teamId, userId });
   if (rest.length > 0 || !parsed.success) {
-    throw new Error(`"${id}" is not a resource group membership id (<teamId>:<userId>, e.g. 42:<user UUID>)`);
+    throw new CodedError(
+      "ID_INVALID",
+      `"${id}" is not a resource group membership id (<teamId>:<userId>, e.g. 42:<user UUID>)`,
+    );
   }
   return parsed.data;
 }
@@ -54,9 +58,13 @@ async function join(ctx: HandlerContext, inputs: ResourceGroupMemberInputs): Pro
   } catch (error) {
     if (isConflict(error)) return outputsOf(inputs);
     if (error instanceof ApiError && error.status < 500) {
-      throw new Error(`Adding user ${userId} to resource group ${teamId} failed: ${error.apiMessage}`, {
-        cause: error,
-      });
+      throw new CodedError(
+        "REQUEST_REFUSED",
+        `Adding user ${userId} to resource group ${teamId} failed: ${error.apiMessage}`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }
@@ -80,7 +88,10 @@ export async function read(ctx: HandlerContext, id: string): Promise<{ id: strin
 export async function update(ctx: HandlerContext, id: string, news: ResourceGroupMemberInputs): Promise<Props> {
   const current = parseId(id);
   if (current.teamId !== news.teamId || current.userId !== news.userId) {
-    throw new Error(`Membership ${id} cannot be changed in place to ${membershipId(news.teamId, news.userId)}`);
+    throw new CodedError(
+      "INTERNAL_ERROR",
+      `Membership ${id} cannot be changed in place to ${membershipId(news.teamId, news.userId)}`,
+    );
   }
   return join(ctx, news);
 }

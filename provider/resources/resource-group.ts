@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import type { Team, TeamDetail } from "../api";
 import { ApiError } from "../client";
 import { checkInputs, uuidInput } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
 import { changedInputs, diffInputs } from "./diff";
-import { isConflict, isNotFound, ResourceInitError } from "./errors";
+import { codeOfCause, isConflict, isNotFound, ResourceInitError } from "./errors";
 import type { ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
@@ -81,7 +82,7 @@ async function findByName(ctx: HandlerContext, name: string): Promise<Team | und
 }
 
 const parseId = (id: string): number => {
-  if (!/^\d+$/.test(id)) throw new Error(`"${id}" is not a resource group id (an integer)`);
+  if (!/^\d+$/.test(id)) throw new CodedError("ID_INVALID", `"${id}" is not a resource group id (an integer)`);
   return Number(id);
 };
 
@@ -99,7 +100,8 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
     } catch (error) {
       if (isConflict(error) && body.name !== undefined) {
         const holder = await findByName(ctx, body.name).catch(() => undefined);
-        throw new Error(
+        throw new CodedError(
+          "NAME_TAKEN",
           `Cannot rename resource group ${id} to "${body.name}": ` +
             (holder ? `resource group ${holder.id} is named "${holder.name}"` : "another group has that name") +
             " (names are unique per entity, ignoring case). Choose another name, or rename the other group first " +
@@ -167,7 +169,8 @@ export async function create(ctx: HandlerContext, inputs: ResourceGroupInputs): 
       if (inputs.members !== undefined && inputs.members.length > 0) {
         return update(ctx, id, { name: inputs.name, parentTeamId: inputs.parentTeamId }, inputs).catch(
           (error: unknown) => {
-            throw new Error(
+            throw new CodedError(
+              codeOfCause(error, "JOB_FAILED"),
               `Resource group "${inputs.name}" (${id}) was created but its members could not be set: ${(error as Error).message}`,
             );
           },
@@ -205,7 +208,8 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   } catch (error) {
     if (isNotFound(error)) return;
     if (isConflict(error)) {
-      throw new Error(
+      throw new CodedError(
+        "DEPENDENTS_EXIST",
         `Resource group ${id} still has child groups: ${(error as ApiError).apiMessage}. Delete them or set another ` +
           "parentTeamId on them first (a child declared with `parentTeamId: parent.id` is deleted before its parent)",
       );

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ClientAuth } from "../client";
+import { CodedError } from "../client/error-codes";
 
 /**
  * Provider settings: stack config `cloudinfra:<name>`, else the environment variable. This section is the one place
@@ -108,8 +109,15 @@ export function closestSetting(name: string): SettingName | undefined {
   return best && best.distance <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;
 }
 
-export class ConfigurationError extends Error {
+/** A settings problem (SETTING_INVALID), refused credentials (AUTH_REJECTED) or a missing session (SESSION_REQUIRED). */
+export class ConfigurationError extends CodedError {
   override name = "ConfigurationError";
+  constructor(
+    message: string,
+    options?: { cause?: unknown; code?: "SETTING_INVALID" | "AUTH_REJECTED" | "SESSION_REQUIRED" },
+  ) {
+    super(options?.code ?? "SETTING_INVALID", message, options);
+  }
 }
 
 /** The settings in force, validated. */

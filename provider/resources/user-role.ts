@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import { RoleName } from "../api";
 import { ApiError } from "../client";
 import { checkInputs, uuidInput } from "./check";
@@ -31,7 +32,8 @@ function parseId(id: string): UserRoleInputs {
   const [userId, roleName, ...rest] = id.split(":");
   const parsed = UserRoleInputs.safeParse({ userId, roleName });
   if (rest.length > 0 || !parsed.success) {
-    throw new Error(
+    throw new CodedError(
+      "ID_INVALID",
       `"${id}" is not a user role id (<userId>:<roleName>, e.g. <user UUID>:vm-operator; the roles are ` +
         `${RoleName.options.join(", ")})`,
     );
@@ -48,7 +50,11 @@ async function grant(ctx: HandlerContext, inputs: UserRoleInputs): Promise<Props
     await ctx.api.addUserRole({ params: { userId }, body: { roleName } });
   } catch (error) {
     if (error instanceof ApiError && error.status < 500) {
-      throw new Error(`Granting role ${roleName} to user ${userId} failed: ${error.apiMessage}`, { cause: error });
+      throw new CodedError(
+        "REQUEST_REFUSED",
+        `Granting role ${roleName} to user ${userId} failed: ${error.apiMessage}`,
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -75,7 +81,10 @@ export async function read(ctx: HandlerContext, id: string): Promise<{ id: strin
 export async function update(ctx: HandlerContext, id: string, news: UserRoleInputs): Promise<Props> {
   const current = parseId(id);
   if (current.userId !== news.userId || current.roleName !== news.roleName) {
-    throw new Error(`User role ${id} cannot be changed in place to ${userRoleId(news.userId, news.roleName)}`);
+    throw new CodedError(
+      "INTERNAL_ERROR",
+      `User role ${id} cannot be changed in place to ${userRoleId(news.userId, news.roleName)}`,
+    );
   }
   return grant(ctx, news);
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import { passwordProblems, RoleName, type User as ApiUser } from "../api";
 import { ApiError } from "../client";
 import { type CheckFailure, checkInputs, uuidInput } from "./check";
@@ -141,7 +142,8 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
       await retryOnConflict(ctx, () => api.updateUser({ params: { id }, query, body }));
     } catch (error) {
       if (isConflict(error) && body.email !== undefined) {
-        throw new Error(
+        throw new CodedError(
+          "NAME_TAKEN",
           `Cannot change the email of user ${id} to ${body.email}: another user has it (emails are unique among ` +
             "users that are not deleted). Choose another email, or change the other user's first",
         );
@@ -252,7 +254,8 @@ export async function remove(ctx: HandlerContext, id: string, props: Props): Pro
   } catch (error) {
     if (isNotFound(error)) return;
     if (isConflict(error)) {
-      throw new Error(
+      throw new CodedError(
+        "REQUEST_REFUSED",
         `User ${id} cannot be deleted: ${(error as ApiError).apiMessage}. The provider's own credentials belong to ` +
           "this user: configure another user's credentials, or remove the resource from the program without " +
           "deleting it (`retainOnDelete`)",

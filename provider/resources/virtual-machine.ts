@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import type { VmDetail, VmListItem } from "../api";
 import { ApiError, JobFailedError, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, type CheckResult, uuidInput } from "./check";
 import { type HandlerContext, progressAbout, warnAbout } from "./context";
 import { AMBIGUOUS_CREATE_SKEW_MS } from "./create-recovery";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
-import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
+import { codeOfCause, isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, batchedRead, pollUntil, sleep } from "./jobs";
 import type { ResourceKind } from "./kind";
 import { containsUnknown, plainInputs, type Props, UNKNOWN } from "./props";
@@ -255,7 +256,8 @@ function diff(id: string, olds: Props, news: Props): DiffResult {
     replaces.push("configurationId");
   }
   if (replaces.length > 0 && news.adoptId === id) {
-    throw new Error(
+    throw new CodedError(
+      "REPLACE_BLOCKED",
       `VM ${id} was taken over with \`adoptId\` and must now be replaced (${replaces.join(", ")} changed): remove ` +
         "`adoptId` from the program first, else the new VM would take over this one, which the replacement deletes",
     );
@@ -356,7 +358,8 @@ function settledVm(ctx: HandlerContext, id: string): Promise<VmDetail> {
     () => getVm(ctx, id),
     (detail) => !transitional.has(detail.status),
     (detail, timeoutMs) =>
-      new Error(
+      new CodedError(
+        "JOB_TIMEOUT",
         `VM "${detail.virtualMachine.name}" (${id}) stayed ${detail.status} for more than ${timeoutMs} ms; ` +
           "raise cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
       ),
@@ -469,7 +472,8 @@ async function sendCreate(
   for (let attempt = 1; ; attempt++) {
     try {
       const jobs = await ctx.api.createVm({ body: createBody(inputs) });
-      if (jobs.length !== 1) throw new Error(`Creating ${what}: expected one job, the API answered ${jobs.length}`);
+      if (jobs.length !== 1)
+        throw new CodedError("INVALID_RESPONSE", `Creating ${what}: expected one job, the API answered ${jobs.length}`);
       return { job: jobs[0] };
     } catch (error) {
       if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
@@ -480,7 +484,8 @@ async function sendCreate(
       try {
         found = (await candidates(ctx, inputs, since, "since")).filter((id) => !before.has(id));
       } catch (lookup) {
-        throw new Error(
+        throw new CodedError(
+          "OUTCOME_UNKNOWN",
           `Creating ${what} got no answer (${settledText(error)}), and looking for ${checked} failed too ` +
             `(${settledText(lookup)}): the VM may exist. Look for it before running \`pulumi up\` again (a VM the ` +
             "stack does not hold can be taken over with `adoptId`)",
@@ -489,7 +494,8 @@ async function sendCreate(
       }
       if (found.length === 1) return { id: found[0]! };
       if (found.length > 1) {
-        throw new Error(
+        throw new CodedError(
+          "DUPLICATES_CREATED",
           `Creating ${what} got no answer (${settledText(error)}), and several ${checked} could be it: ` +
             `${found.join(", ")}. Delete the unwanted ones (or keep one and set \`adoptId\` to it), then run ` +
             "`pulumi up` again",
@@ -497,7 +503,8 @@ async function sendCreate(
         );
       }
       if (attempt >= 2) {
-        throw new Error(
+        throw new CodedError(
+          "NOTHING_CHANGED",
           `Creating ${what} failed twice without an answer (${settledText(error)}). No VM was made: there are no ` +
             `${checked}. The next \`pulumi up\` creates it`,
           { cause: error },
@@ -527,7 +534,8 @@ async function adopt(
     detail = await settledVm(ctx, id);
   } catch (error) {
     if (isNotFound(error)) {
-      throw new Error(
+      throw new CodedError(
+        "INPUT_INVALID",
         `adoptId: no VM ${id} is visible to these credentials; give the id of an existing VM, or remove \`adoptId\` ` +
           "to create one",
         { cause: error },
@@ -537,7 +545,8 @@ async function adopt(
   }
   const found = `VM "${detail.virtualMachine.name}" (${id})`;
   if (detail.status === "Error") {
-    throw new Error(
+    throw new CodedError(
+      "ADOPT_MISMATCH",
       `adoptId: ${found} is in status Error (its creation failed) and cannot be taken over; delete it and remove ` +
         "`adoptId` to create a new VM",
     );
@@ -547,7 +556,8 @@ async function adopt(
   const { replaces } = diffInputs(comparable(outs), comparable(given), diffSpec);
   if (replaces.length > 0) {
     const differences = replaces.map((k) => `${k}: ${JSON.stringify(outs[k])} ≠ ${JSON.stringify(given[k])}`);
-    throw new Error(
+    throw new CodedError(
+      "ADOPT_MISMATCH",
       `adoptId: ${found} differs from the program where only a new VM could follow it (${differences.join("; ")}): ` +
         "change the program to match it, or remove `adoptId` to create a new VM",
     );
@@ -564,7 +574,8 @@ export async function create(ctx: HandlerContext, inputs: VirtualMachineInputs):
   let id: string;
   try {
     const done = await awaitJob(ctx, job.id, `Creating VM "${inputs.name}"`);
-    if (!done.resourceId) throw new Error(`Creating VM "${inputs.name}": job ${job.id} completed without a VM id`);
+    if (!done.resourceId)
+      throw new CodedError("INVALID_RESPONSE", `Creating VM "${inputs.name}": job ${job.id} completed without a VM id`);
     id = done.resourceId;
   } catch (error) {
     // The VM exists whatever went wrong while waiting: find it to record it (no orphan).
@@ -578,7 +589,7 @@ export async function create(ctx: HandlerContext, inputs: VirtualMachineInputs):
       found.length > 1
         ? ` VMs that may be it: ${found.join(", ")}; delete the one of job ${job.id}.`
         : ` Its VM could not be found (job ${job.id}).`;
-    throw new Error(`${message}.${note}`, { cause: error });
+    throw new CodedError(codeOfCause(error, "JOB_FAILED"), `${message}.${note}`, { cause: error });
   }
   return finishCreate(ctx, inputs, id);
 }
@@ -685,7 +696,8 @@ async function resize(ctx: HandlerContext, detail: VmDetail, news: VirtualMachin
     "; `allowReplaceOnShrink` is set, but the shrink was not known when the change was planned: run " +
     "`pulumi up --replace <urn of this VM>` to replace it";
   if (shrinking.length > 0) {
-    throw new Error(
+    throw new CodedError(
+      "CANNOT_SHRINK",
       shrinkMessage(vm.configurationId, target, shrinking) + (news.allowReplaceOnShrink ? replaceHint : ""),
     );
   }
@@ -697,7 +709,8 @@ async function resize(ctx: HandlerContext, detail: VmDetail, news: VirtualMachin
       // The answer was lost: the configuration the VM shows once its job ended says whether the resize took effect.
       const after = await settledVm(ctx, vm.id);
       if (after.virtualMachine.configurationId === target) return;
-      throw new Error(
+      throw new CodedError(
+        "NOTHING_CHANGED",
         `Resizing VM "${vm.name}" to configuration ${target} got no answer (${error.apiMessage}), and the VM still ` +
           `has configuration ${after.virtualMachine.configurationId}: nothing was resized; the next \`pulumi up\` ` +
           "resizes it",
@@ -705,7 +718,8 @@ async function resize(ctx: HandlerContext, detail: VmDetail, news: VirtualMachin
       );
     }
     if (error instanceof ApiError && error.status === 400) {
-      throw new Error(
+      throw new CodedError(
+        "CANNOT_SHRINK",
         `configurationId: the API refused to resize VM "${vm.name}" from configuration ${vm.configurationId} ` +
           `(${vm.configuration}) to ${target}: ${error.apiMessage}. A VM can only grow in place: choose a ` +
           "configuration at least as large, or set `allowReplaceOnShrink: true`" +
@@ -724,7 +738,8 @@ async function setPower(ctx: HandlerContext, detail: VmDetail, wanted: "running"
   // A rescued VM runs its rescue image: running, as far as powerState goes.
   if (powerStateOf(detail.status) === wanted || (wanted === "running" && detail.status === "Rescued")) return;
   if (detail.status !== from) {
-    throw new Error(
+    throw new CodedError(
+      "STATE_CONFLICT",
       `Cannot make VM "${detail.virtualMachine.name}" (${id}) ${wanted}: it is ${detail.status}, and only a ` +
         `${from} VM can be ${wanted === "running" ? "started" : "stopped"}` +
         (detail.status === "Rescued" ? "; end its rescue mode first" : ""),
@@ -735,9 +750,13 @@ async function setPower(ctx: HandlerContext, detail: VmDetail, wanted: "running"
     else await ctx.api.stopVm({ params: { id } });
   } catch (error) {
     if (isConflict(error)) {
-      throw new Error(`Cannot make VM "${detail.virtualMachine.name}" ${wanted}: ${(error as ApiError).apiMessage}`, {
-        cause: error,
-      });
+      throw new CodedError(
+        "REQUEST_REFUSED",
+        `Cannot make VM "${detail.virtualMachine.name}" ${wanted}: ${(error as ApiError).apiMessage}`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }
@@ -798,7 +817,8 @@ async function reset(ctx: HandlerContext, detail: VmDetail, wasRunning: boolean)
       );
       return;
     }
-    throw new Error(
+    throw new CodedError(
+      "STATE_CONFLICT",
       `resetTrigger changed, but VM "${name}" (${id}) is ${detail.status}: only a Running VM can be reset` +
         (detail.status === "Rescued" ? "; end its rescue mode first" : ""),
     );
@@ -807,9 +827,13 @@ async function reset(ctx: HandlerContext, detail: VmDetail, wasRunning: boolean)
     await ctx.api.resetVm({ params: { id } });
   } catch (error) {
     if (isConflict(error)) {
-      throw new Error(`Cannot reset VM "${name}" (resetTrigger changed): ${(error as ApiError).apiMessage}`, {
-        cause: error,
-      });
+      throw new CodedError(
+        "REQUEST_REFUSED",
+        `Cannot reset VM "${name}" (resetTrigger changed): ${(error as ApiError).apiMessage}`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }
@@ -857,7 +881,8 @@ async function shutDown(ctx: HandlerContext, id: string): Promise<void> {
     },
     (current) => current.status === "Stopped",
     (current, timeoutMs) =>
-      new Error(
+      new CodedError(
+        "JOB_TIMEOUT",
         `shutdownBeforeDelete: ${what} (${id}) was not Stopped within ${timeoutMs} ms (it is ${current.status}); it ` +
           "was not deleted. Raise cloudinfra:jobTimeoutMs if it shuts down slowly, or set `shutdownBeforeDelete: " +
           "false` to delete it without a shutdown, then run the command again",
@@ -884,7 +909,8 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
       if (isNotFound(error)) return;
       if (!isConflict(error)) throw error;
       if (Date.now() > deadline) {
-        throw new Error(
+        throw new CodedError(
+          "JOB_TIMEOUT",
           `VM ${id} could not be deleted within ${current.jobTimeoutMs} ms: ${(error as ApiError).apiMessage}`,
           { cause: error },
         );
@@ -936,7 +962,9 @@ async function convergeRescue(ctx: HandlerContext, id: string, wanted: Rescue | 
   if (same || (!current.rescued && wanted === undefined)) return;
   const refused = (what: string) => (error: unknown) => {
     if (error instanceof ApiError && error.status < 500) {
-      throw new Error(`rescue: ${what} ${name} (${id}) was refused: ${error.apiMessage}`, { cause: error });
+      throw new CodedError("REQUEST_REFUSED", `rescue: ${what} ${name} (${id}) was refused: ${error.apiMessage}`, {
+        cause: error,
+      });
     }
     throw error;
   };

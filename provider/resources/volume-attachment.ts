@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import type { Volume as ApiVolume } from "../api";
 import { ApiError } from "../client";
 import { checkInputs, uuidInput } from "./check";
@@ -33,7 +34,7 @@ export const attachmentId = (volumeId: string, virtualMachineId: string) => `${v
 function parseId(id: string): { volumeId: string; virtualMachineId: string } {
   const [volumeId, virtualMachineId, ...rest] = id.split(":");
   if (!volumeId || !virtualMachineId || rest.length > 0) {
-    throw new Error(`"${id}" is not a volume attachment id (<volumeId>:<virtualMachineId>)`);
+    throw new CodedError("ID_INVALID", `"${id}" is not a volume attachment id (<volumeId>:<virtualMachineId>)`);
   }
   return { volumeId, virtualMachineId };
 }
@@ -72,18 +73,23 @@ async function attach(ctx: HandlerContext, inputs: VolumeAttachmentInputs, attem
   try {
     volume = await settledVolume(ctx, volumeId, what);
   } catch (error) {
-    if (isNotFound(error)) throw new Error(`${what}: volumeId: volume ${volumeId} does not exist`, { cause: error });
+    if (isNotFound(error))
+      throw new CodedError("INPUT_INVALID", `${what}: volumeId: volume ${volumeId} does not exist`, { cause: error });
     throw error;
   }
   if (heldBy(volume, virtualMachineId)) return outputsOf(volume, virtualMachineId);
   if (volume.virtualMachineId !== null) {
-    throw new Error(
+    throw new CodedError(
+      "STATE_CONFLICT",
       `${what}: volume "${volume.name}" is attached to virtual machine ${volume.virtualMachineName ?? "?"} ` +
         `(${volume.virtualMachineId}), and a volume attaches to one VM at a time: detach it there first`,
     );
   }
   if (volume.status !== "Available") {
-    throw new Error(`${what}: volume "${volume.name}" is ${volume.status}; only an Available volume can be attached`);
+    throw new CodedError(
+      "STATE_CONFLICT",
+      `${what}: volume "${volume.name}" is ${volume.status}; only an Available volume can be attached`,
+    );
   }
   let jobId: string;
   try {
@@ -91,7 +97,7 @@ async function attach(ctx: HandlerContext, inputs: VolumeAttachmentInputs, attem
   } catch (error) {
     // The API's 400 names both data centers when they differ; the 409s say which limit or status is in the way.
     if (error instanceof ApiError && error.status < 500 && !error.mayHaveSucceeded) {
-      throw new Error(`${what} failed: ${error.apiMessage}`, { cause: error });
+      throw new CodedError("REQUEST_REFUSED", `${what} failed: ${error.apiMessage}`, { cause: error });
     }
     if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
     // The answer was lost: what the volume shows once its job ended says whether the attach took effect.
@@ -99,7 +105,8 @@ async function attach(ctx: HandlerContext, inputs: VolumeAttachmentInputs, attem
     if (heldBy(after, virtualMachineId)) return outputsOf(after, virtualMachineId);
     // Nothing was attached: the attach is sent once more.
     if (attempt < 2) return attach(ctx, inputs, attempt + 1);
-    throw new Error(
+    throw new CodedError(
+      "NOTHING_CHANGED",
       `${what} got no answer twice (${error.apiMessage}), and the volume is not attached to it: nothing was ` +
         "attached; the next `pulumi up` attaches it",
       { cause: error },
@@ -130,7 +137,8 @@ export async function read(ctx: HandlerContext, id: string): Promise<{ id: strin
 export async function update(ctx: HandlerContext, id: string, news: VolumeAttachmentInputs): Promise<Props> {
   const { volumeId, virtualMachineId } = parseId(id);
   if (volumeId !== news.volumeId || virtualMachineId !== news.virtualMachineId) {
-    throw new Error(
+    throw new CodedError(
+      "INTERNAL_ERROR",
       `Volume attachment ${id} cannot be changed in place to ${attachmentId(news.volumeId, news.virtualMachineId)}`,
     );
   }
@@ -156,7 +164,8 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
         if (!isConflict(error) && !(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
       }
     } else if (Date.now() > deadline) {
-      throw new Error(
+      throw new CodedError(
+        "JOB_TIMEOUT",
         `Volume "${volume.name}" (${volumeId}) is still ${volume.status} after ${current.jobTimeoutMs} ms; raise ` +
           "cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
       );

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodedError } from "../client/error-codes";
 import type { Volume as ApiVolume } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, type CheckResult, reasonFor, uuidInput } from "./check";
@@ -96,7 +97,8 @@ export function settledVolume(ctx: HandlerContext, id: string, what: string): Pr
     () => getVolume(ctx, id),
     (volume) => !transitional.has(volume.status),
     (volume, timeoutMs) =>
-      new Error(
+      new CodedError(
+        "JOB_TIMEOUT",
         `${what}: volume "${volume.name}" (${id}) is still ${volume.status} after ${timeoutMs} ms; raise ` +
           "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi up` again",
       ),
@@ -149,20 +151,23 @@ async function sizeIdFor(
   try {
     catalog = await sizeCatalog(ctx, datacenterId);
   } catch (error) {
-    if (isNotFound(error)) throw new Error(`datacenterId: data center ${datacenterId} does not exist`);
+    if (isNotFound(error))
+      throw new CodedError("INPUT_INVALID", `datacenterId: data center ${datacenterId} does not exist`);
     throw error;
   }
   const type = catalog.volumeTypes.find((t) => t.id === volumeTypeId);
   if (!type) {
     const types = catalog.volumeTypes.map((t) => `${t.id} (${t.name})`).join(", ");
-    throw new Error(
+    throw new CodedError(
+      "INPUT_INVALID",
       `volumeTypeId: volume type ${volumeTypeId} is not offered in data center ${datacenterId}; available: ${types}`,
     );
   }
   const size = type.availableSizes.find((s) => s.sizeGb === sizeGb);
   if (!size) {
     const offered = type.availableSizes.filter((s) => s.sizeGb > above).map((s) => s.sizeGb);
-    throw new Error(
+    throw new CodedError(
+      "INPUT_INVALID",
       `sizeGb: volume type ${type.name} has no ${sizeGb} GB size in data center ${datacenterId}; available sizes` +
         `${above > 0 ? ` above ${above} GB` : ""}: ${offered.length > 0 ? `${offered.join(", ")} GB` : "none"}`,
     );
@@ -188,19 +193,21 @@ async function adopt(
   ours: boolean,
 ): Promise<{ id: string; outs: Props }> {
   const what = `Adopting volume "${inputs.name}" (${found.id})`;
-  if (found.status === "Deleting") throw new Error(`${what}: it is being deleted; choose another name`);
+  if (found.status === "Deleting")
+    throw new CodedError("STATE_CONFLICT", `${what}: it is being deleted; choose another name`);
   const existing = await settledVolume(ctx, found.id, what);
   if (existing.status === "Error") {
     const message = `Volume "${inputs.name}" (${existing.id}) is in status Error: its creation failed`;
     if (ours) throw new ResourceInitError(message, existing.id, outputsOf(inputs, existing));
-    throw new Error(`${message}. Delete it or choose another name`);
+    throw new CodedError("NAME_TAKEN", `${message}. Delete it or choose another name`);
   }
   const mismatches: string[] = [];
   if (existing.datacenter.id !== inputs.datacenterId) mismatches.push("datacenterId");
   if (existing.volumeTypeId !== inputs.volumeTypeId) mismatches.push("volumeTypeId");
   if (inputs.teamId !== undefined && existing.teamId !== inputs.teamId) mismatches.push("teamId");
   if (mismatches.length > 0) {
-    throw new Error(
+    throw new CodedError(
+      "ADOPT_MISMATCH",
       `Cannot adopt volume "${inputs.name}" (${existing.id}): its ${mismatches.join(", ")} differ from the program's ` +
         "and cannot change in place; rename one of them or align the program",
     );
@@ -212,7 +219,7 @@ async function adopt(
 async function agreedSizeId(ctx: HandlerContext, inputs: VolumeInputs): Promise<number> {
   const volumeSizeId = await sizeIdFor(ctx, inputs.datacenterId, inputs.volumeTypeId, inputs.sizeGb);
   if (inputs.volumeSizeId !== undefined && inputs.volumeSizeId !== volumeSizeId) {
-    throw new Error(sizeIdMismatch(inputs.volumeSizeId, volumeSizeId, inputs.sizeGb));
+    throw new CodedError("INPUT_INVALID", sizeIdMismatch(inputs.volumeSizeId, volumeSizeId, inputs.sizeGb));
   }
   return volumeSizeId;
 }
@@ -275,7 +282,8 @@ const bulkDeleter = (api: CloudClient) =>
 /** The volume through the batched reader. */
 async function readVolume(ctx: HandlerContext, id: string): Promise<ApiVolume> {
   const found = await volumes(ctx).read(id);
-  if (!found) throw new Error(`Volume ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
+  if (!found)
+    throw new CodedError("RESOURCE_GONE", `Volume ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\``);
   return found;
 }
 
@@ -293,7 +301,8 @@ export async function update(ctx: HandlerContext, id: string, _olds: Props, news
   let volume = await getVolume(ctx, id);
   if (news.sizeGb !== volume.sizeGb) {
     if (news.sizeGb < volume.sizeGb) {
-      throw new Error(
+      throw new CodedError(
+        "CANNOT_SHRINK",
         `sizeGb: volume "${volume.name}" (${id}) is ${volume.sizeGb} GB and volumes cannot shrink (the program asks ` +
           `for ${news.sizeGb} GB): set sizeGb to ${volume.sizeGb} or more, or give the volume a new name to replace it`,
       );
@@ -303,7 +312,7 @@ export async function update(ctx: HandlerContext, id: string, _olds: Props, news
     const sizeId = () => sizeIdFor(ctx, volume.datacenter.id, volume.volumeTypeId, news.sizeGb, volume.sizeGb);
     const resize = async (newVolumeSizeId: number) => {
       if (news.volumeSizeId !== undefined && news.volumeSizeId !== newVolumeSizeId) {
-        throw new Error(sizeIdMismatch(news.volumeSizeId, newVolumeSizeId, news.sizeGb));
+        throw new CodedError("INPUT_INVALID", sizeIdMismatch(news.volumeSizeId, newVolumeSizeId, news.sizeGb));
       }
       return ctx.api.resizeVolume({ params: { id }, body: { newSizeGb: news.sizeGb, newVolumeSizeId } });
     };
@@ -322,7 +331,8 @@ export async function update(ctx: HandlerContext, id: string, _olds: Props, news
       // The answer was lost: the size the volume shows once its job ended says whether the resize took effect.
       volume = await settledVolume(ctx, id, what);
       if (volume.sizeGb !== news.sizeGb) {
-        throw new Error(
+        throw new CodedError(
+          "NOTHING_CHANGED",
           `${what} got no answer (${error.apiMessage}), and the volume is still ${volume.sizeGb} GB: nothing was ` +
             "resized; the next `pulumi up` resizes it",
           { cause: error },
@@ -372,14 +382,16 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
       throw error;
     }
     if (volume.status === "In-use" && Date.now() > attachedDeadline) {
-      throw new Error(
+      throw new CodedError(
+        "DEPENDENTS_EXIST",
         `Volume "${volume.name}" (${id}) is still attached to virtual machine ${volume.virtualMachineName ?? "?"} ` +
           `(${volume.virtualMachineId ?? "?"}): delete the VolumeAttachment that holds it, or detach it, then run ` +
           "the command again",
       );
     }
     if (Date.now() > deadline) {
-      throw new Error(
+      throw new CodedError(
+        "JOB_TIMEOUT",
         `Volume "${volume.name}" (${id}) is still ${volume.status} after ${current.jobTimeoutMs} ms, and only an ` +
           "Available volume can be deleted; raise cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
       );

@@ -22,7 +22,7 @@ function sources(directory: string): string[] {
 
 /**
  * The codes the provider's source raises, where: a `code: "X"` (ApiError's init, an error given a code), a
- * `new CodedError("X"` or a `super("X"` (a CodedError subclass), and `` `HTTP_${status}` `` as HTTP_000.
+ * `new CodedError("X"`, a `super("X"` (a CodedError subclass), a lookup's `lookupError("X"`, and `` `HTTP_${status}` `` as HTTP_000.
  */
 function codesInSource(files: string[]): Map<string, string[]> {
   const found = new Map<string, string[]>();
@@ -30,6 +30,7 @@ function codesInSource(files: string[]): Map<string, string[]> {
     /\bcode:\s*"([A-Z][A-Z0-9_]*)"/g,
     /\bnew CodedError\(\s*"([A-Z][A-Z0-9_]*)"/g,
     /\bsuper\(\s*"([A-Z][A-Z0-9_]*)"/g,
+    /\blookupError\(\s*"([A-Z][A-Z0-9_]*)"/g,
     /`([A-Z][A-Z0-9]*)_\$\{status\}`/g,
   ];
   for (const file of files) {
@@ -70,7 +71,7 @@ describe("the error catalogue", () => {
     ]) {
       expect(raised.get(code), code).toBeDefined();
     }
-    expect(raised.get("JOB_TIMEOUT")).toEqual([expect.stringMatching(/^provider\/client\/errors\.ts:\d+$/)]);
+    expect(raised.get("JOB_TIMEOUT")).toContainEqual(expect.stringMatching(/^provider\/client\/errors\.ts:\d+$/));
   });
 
   it("leaves no error of provider/client without a code, but for two that never reach a user", () => {
@@ -84,6 +85,28 @@ describe("the error catalogue", () => {
         .map((statement) => `${path.relative(root, file)}: ${statement.split("\n")[0]}`);
     });
     expect(uncoded).toEqual([]);
+  });
+
+  it("leaves no error of the resource kinds, the lookups or either host without a code, but for the gRPC statuses", () => {
+    // The plugin's own gRPC errors carry a gRPC status as `code` (the engine's wire format), not a catalogue code.
+    const exempt = [/code: grpc\.status\./, /^new Error\(message\), \{ code: grpc\.status\.UNKNOWN/];
+    const files = [
+      ...sources(path.join(root, "provider/resources")),
+      ...sources(path.join(root, "provider/plugin")),
+      path.join(root, "provider/dynamic.ts"),
+    ];
+    const uncoded = files.flatMap((file) => {
+      const text = fs.readFileSync(file, "utf8");
+      return [...text.matchAll(/new (?:Type|Range)?Error\(/g)]
+        .map((match) => text.slice(match.index, text.indexOf(";", match.index)))
+        .filter((statement) => !exempt.some((e) => e.test(statement)))
+        .map((statement) => `${path.relative(root, file)}: ${statement.split("\n")[0]}`);
+    });
+    expect(uncoded).toEqual([]);
+    // The scan sees the codes given there.
+    for (const code of ["NAME_TAKEN", "STATE_CONFLICT", "UNKNOWN_TOKEN", "LOOKUP_AMBIGUOUS", "SESSION_REQUIRED"]) {
+      expect(raised.get(code), code).toBeDefined();
+    }
   });
 
   it("holds the API's codes exactly as the contract lists them, marked as the API's", () => {
