@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { CodedError } from "../client/error-codes";
+import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { Volume as ApiVolume } from "../api";
-import { ApiError } from "../client";
+import { ApiError, JobFailedError } from "../client";
 import { checkInputs, uuidInput } from "./check";
-import type { HandlerContext } from "./context";
+import { type HandlerContext, warnAbout } from "./context";
 import { diffInputs } from "./diff";
 import { isConflict, isNotFound } from "./errors";
 import { awaitJob, sleep } from "./jobs";
@@ -150,6 +150,7 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const { volumeId, virtualMachineId } = parseId(id);
   const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
+  let failedJobs = 0;
   for (;;) {
     const volume = await volumeOrNull(ctx, volumeId);
     if (!volume || !heldBy(volume, virtualMachineId)) return;
@@ -160,14 +161,17 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
         return;
       } catch (error) {
         if (isNotFound(error)) return;
-        // Another job started on the volume meanwhile, or the answer was lost: look again.
-        if (!isConflict(error) && !(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+        // Another job started on the volume meanwhile, or the answer was lost: look again. A detach job that failed
+        // leaves the volume attached: it is looked at (and the detach sent) once more.
+        if (error instanceof JobFailedError && failedJobs++ === 0) {
+          warnAbout(ctx, id, `Attachment ${id}: its detach job ${error.job.id} failed; the detach is sent once more`);
+        } else if (!isConflict(error) && !(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
       }
     } else if (Date.now() > deadline) {
       throw new CodedError(
         "JOB_TIMEOUT",
-        `Volume "${volume.name}" (${volumeId}) is still ${volume.status} after ${current.jobTimeoutMs} ms; raise ` +
-          "cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
+        `Volume "${volume.name}" (${volumeId}) is still ${volume.status} after ${current.jobTimeoutMs} ms; ` +
+          raiseJobTimeout("run the command again"),
       );
     }
     await sleep(current.pollIntervalMs, ctx.signal);

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { CodedError } from "../client/error-codes";
+import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { Volume as ApiVolume } from "../api";
-import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
+import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient, JobFailedError } from "../client";
 import { type CheckFailure, checkInputs, type CheckResult, reasonFor, uuidInput } from "./check";
-import type { HandlerContext } from "./context";
+import { type HandlerContext, warnAbout } from "./context";
 import { createUnique } from "./create-recovery";
 import { diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError } from "./errors";
@@ -99,8 +99,8 @@ export function settledVolume(ctx: HandlerContext, id: string, what: string): Pr
     (volume, timeoutMs) =>
       new CodedError(
         "JOB_TIMEOUT",
-        `${what}: volume "${volume.name}" (${id}) is still ${volume.status} after ${timeoutMs} ms; raise ` +
-          "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi up` again",
+        `${what}: volume "${volume.name}" (${id}) is still ${volume.status} after ${timeoutMs} ms; ` +
+          raiseJobTimeout("run `pulumi up` again"),
       ),
   );
 }
@@ -359,9 +359,22 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const attachedDeadline = Date.now() + Math.min(current.jobTimeoutMs, 60_000);
   // Deletes arriving together go in one bulk request; what it did not delete goes the single way below.
   const outcome = await bulkDeleter(api).delete(id);
+  // A delete job that failed leaves the volume as it was: the delete is sent once more (a replacement that deletes
+  // first waits on it, and under --continue-on-error the engine never ends an up whose such delete failed).
+  let failedJobs = 0;
+  const resendAfter = (error: unknown): boolean => {
+    if (!(error instanceof JobFailedError) || failedJobs++ > 0) return false;
+    const why = error.job.error ?? "no error text given";
+    warnAbout(ctx, id, `Volume ${id}: its delete job ${error.job.id} failed (${why}); the delete is sent once more`);
+    return true;
+  };
   if (outcome.kind === "deleted") {
-    if (outcome.jobId !== null) await awaitJob(ctx, outcome.jobId, `Deleting volume ${id}`);
-    return;
+    try {
+      if (outcome.jobId !== null) await awaitJob(ctx, outcome.jobId, `Deleting volume ${id}`);
+      return;
+    } catch (error) {
+      if (!resendAfter(error)) throw error;
+    }
   }
   if (outcome.kind === "unconfirmed" && (await volumes(ctx).read(id)) === null) return;
   for (;;) {
@@ -371,6 +384,7 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
       return;
     } catch (error) {
       if (isNotFound(error)) return;
+      if (resendAfter(error)) continue;
       if (!isConflict(error)) throw error;
     }
     // Refused: something holds the volume. Look at what, and wait or explain.
@@ -393,7 +407,7 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
       throw new CodedError(
         "JOB_TIMEOUT",
         `Volume "${volume.name}" (${id}) is still ${volume.status} after ${current.jobTimeoutMs} ms, and only an ` +
-          "Available volume can be deleted; raise cloudinfra:jobTimeoutMs if the cloud is slow, then run the command again",
+          `Available volume can be deleted; ${raiseJobTimeout("run the command again")}`,
       );
     }
     await sleep(current.pollIntervalMs, ctx.signal);

@@ -5,7 +5,7 @@
  */
 import { expect, it } from "vitest";
 import { Volume, VolumeAttachment, VirtualMachine } from "../../sdk";
-import { up } from "../harness";
+import { destroy, up } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();
@@ -64,4 +64,18 @@ it("an attach answered 5xx that attached nothing is sent once more in the same u
   expect(await stack.api.getVolume({ params: { id: volumeId } })).toMatchObject({ virtualMachineId: vmId });
   const attaches = (await stack.requests(mark)).filter((r) => r.route === "attachVolume");
   expect(attaches.map((r) => r.status)).toEqual([503, 202]);
+});
+
+it("a detach job and a volume delete job that failed (each leaves the volume as it was) are sent once more", async () => {
+  const options = stack.options();
+  const created = await up(program({ sizeGb: 10, configurationId: 1 }, "lf"), options);
+  const { volumeId } = created.outputs as { volumeId: string };
+  await stack.faults("job=volume.detach,fail=Injected detach failure,count=1;job=volume.delete,fail,count=1");
+  const mark = stack.mark();
+  await destroy(options);
+  await stack.faults("");
+  await expect(stack.api.getVolume({ params: { id: volumeId } })).rejects.toMatchObject({ status: 404 });
+  const routes = (await stack.requests(mark)).map((r) => r.route);
+  expect(routes.filter((r) => r === "detachVolume")).toHaveLength(2);
+  expect(routes.filter((r) => r === "deleteVolume" || r === "bulkDeleteVolumes")).toHaveLength(2);
 });
