@@ -36,7 +36,7 @@ import {
   type ResourceKind,
 } from "../resources";
 import type { ProgressLog } from "../client/progress";
-import { CodedError } from "../client/error-codes";
+import { CodedError, errorCodeOf } from "../client/error-codes";
 import { dataFunctions } from "../resources/lookups";
 import { UNKNOWN, unwrap, wrap } from "./properties";
 import schema from "./schema.json";
@@ -137,6 +137,9 @@ function schemaSecrets(name: KindName): string[] {
 function grpcError(error: unknown, secrets: Iterable<string>, acceptSecrets: boolean): grpc.ServiceError {
   const message = error instanceof Error ? error.message : String(error);
   const metadata = new grpc.Metadata();
+  // The catalogue code (README's "Error codes") for tools that read the gRPC error; the message stays as it was.
+  const code = errorCodeOf(error);
+  if (code !== undefined) metadata.add("cloudinfra-error-code", code);
   if (error instanceof ResourceInitError) {
     const detail = new provider.ErrorResourceInitFailed();
     detail.setId(error.id);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CodedError } from "../client/error-codes";
+import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { GpuInventoryEntry, GpuVm } from "../api";
 import { ApiError } from "../client";
 import { type CheckFailure, checkInputs, uuidInput } from "./check";
@@ -173,8 +173,8 @@ function settle(ctx: HandlerContext, id: string, what: string): Promise<GpuVm> {
     (_gpu, timeoutMs) =>
       new CodedError(
         "JOB_TIMEOUT",
-        `${what} did not finish within ${timeoutMs} ms (GPU VM ${id} is still Creating); raise ` +
-          "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
+        `${what} did not finish within ${timeoutMs} ms (GPU VM ${id} is still Creating); ` +
+          raiseJobTimeout("run `pulumi refresh` and `pulumi up`"),
       ),
   );
 }

@@ -1,5 +1,5 @@
 import { CloudClient, JobFailedError, JobTimeoutError } from "../client";
-import { CodedError } from "../client/error-codes";
+import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { Job } from "../api";
 import { duration } from "../client/progress";
 import { BatchedReader, type ListPage } from "../client/batched-reader";
@@ -49,8 +49,8 @@ export async function awaitJob(ctx: HandlerContext, jobId: string, what: string)
     if (error instanceof JobTimeoutError) {
       throw new CodedError(
         "JOB_TIMEOUT",
-        `${what} did not finish within ${current.jobTimeoutMs} ms (job ${jobId}); raise cloudinfra:jobTimeoutMs if the ` +
-          "cloud is slow, then run `pulumi refresh` and `pulumi up`",
+        `${what} did not finish within ${current.jobTimeoutMs} ms (job ${jobId}); ` +
+          raiseJobTimeout("run `pulumi refresh` and `pulumi up`"),
         { cause: error },
       );
     }

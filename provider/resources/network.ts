@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CodedError } from "../client/error-codes";
+import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
 import { BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, uuidInput } from "./check";
@@ -185,8 +185,8 @@ function settledNetwork(ctx: HandlerContext, found: ApiNetwork): Promise<ApiNetw
     (network, timeoutMs) =>
       new CodedError(
         "JOB_TIMEOUT",
-        `Adopting network "${network.name}" (${network.id}): it is still being created after ${timeoutMs} ms; raise ` +
-          "cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi up` again",
+        `Adopting network "${network.name}" (${network.id}): it is still being created after ${timeoutMs} ms; ` +
+          raiseJobTimeout("run `pulumi up` again"),
       ),
   );
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CodedError } from "../client/error-codes";
+import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { VmDetail, VmListItem } from "../api";
 import { ApiError, JobFailedError, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, type CheckResult, uuidInput } from "./check";
@@ -361,7 +361,7 @@ function settledVm(ctx: HandlerContext, id: string): Promise<VmDetail> {
       new CodedError(
         "JOB_TIMEOUT",
         `VM "${detail.virtualMachine.name}" (${id}) stayed ${detail.status} for more than ${timeoutMs} ms; ` +
-          "raise cloudinfra:jobTimeoutMs if the cloud is slow, then run `pulumi refresh` and `pulumi up`",
+          raiseJobTimeout("run `pulumi refresh` and `pulumi up`"),
       ),
   );
 }

@@ -369,6 +369,7 @@ describe("resources", () => {
         "at most 1 s: the resource's customTimeouts",
       );
       expect(error.metadata.get("grpc-status-details-bin")).toHaveLength(1);
+      expect(error.metadata.get("cloudinfra-error-code")).toEqual(["JOB_TIMEOUT"]);
       expect((await slow.api.listNetworks({ query: { search: "slow-net" } })).data).toHaveLength(1);
     } finally {
       slowDriver.close();

@@ -6,10 +6,11 @@
  *   machine and of this package) under the Stack, the message twice, before the engine showed the message with its
  *   resource: the host now prints one line naming the failed operation, and the message reaches the engine alone.
  */
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { GpuVirtualMachine, Network, Volume, VirtualMachine } from "../../sdk";
+import { CodedError } from "../../provider/client/error-codes";
 import { dynamicHandlers, HostError } from "../../provider/dynamic";
-import type { KindName } from "../../provider/resources";
+import { closeClients, configuration, handlerContext, kinds, type KindName } from "../../provider/resources";
 import { destroy, preview, refresh, up, type RunResult } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
@@ -147,9 +148,52 @@ describe("errors of check, read and delete reach the engine as their message, wi
     const error = new HostError(cause.message, "reading Network n-1", cause);
     expect(error.message).toBe("Network store unavailable");
     expect(error.cause).toBe(cause);
+    expect(error.code).toBeUndefined();
     // cmd/dynamic-provider/index.js: `console.error(`${e}: ${e.stack}`)`, then the error goes to the engine.
     expect(`${error}: ${error.stack}`).toBe(
       "cloudinfra: reading Network n-1 failed (the error is shown with the resource)",
+    );
+  });
+
+  it("a HostError keeps the code of the error it reports (README's error codes)", () => {
+    const cause = new CodedError("RESOURCE_GONE", "Network n-1 no longer exists");
+    expect(new HostError(cause.message, "reading Network n-1", cause).code).toBe("RESOURCE_GONE");
+  });
+});
+
+describe("the kinds' errors carry their code from the catalogue (README's error codes), whatever their wording", () => {
+  afterAll(closeClients);
+  const config: Record<string, string> = {
+    "cloudinfra:baseUrl": stack.emulator.baseUrl,
+    "cloudinfra:pollIntervalMs": "20",
+    "cloudinfra:apiKey": stack.emulator.bootstrap.users.admin.apiKey,
+  };
+  const ctx = handlerContext({ configuration: configuration((key) => config[key]) });
+  const volumeInputs = { name: "fm-coded", datacenterId: fra!.id, volumeTypeId: 1, sizeGb: 20 };
+  const volumesNamed = async (name: string) =>
+    (await stack.api.listVolumes({ query: { search: name } })).data.filter((v) => v.name === name);
+
+  it("INPUT_INVALID for a volume type the data center does not offer, and nothing is created", async () => {
+    await expect(
+      kinds.Volume.create(ctx, { ...volumeInputs, name: "fm-coded-type", volumeTypeId: 999 }),
+    ).rejects.toMatchObject({ code: "INPUT_INVALID", message: expect.stringContaining("volumeTypeId") });
+    expect(await volumesNamed("fm-coded-type")).toEqual([]);
+  });
+
+  it("CANNOT_SHRINK for a smaller volume, which keeps its size", async () => {
+    const { id, outs } = await kinds.Volume.create(ctx, volumeInputs);
+    await expect(kinds.Volume.update(ctx, id, outs, { ...volumeInputs, sizeGb: 10 })).rejects.toMatchObject({
+      code: "CANNOT_SHRINK",
+    });
+    expect((await stack.api.getVolume({ params: { id } })).sizeGb).toBe(20);
+    await kinds.Volume.delete(ctx, id, outs);
+    expect(await volumesNamed("fm-coded")).toEqual([]);
+  });
+
+  it("SETTING_INVALID for a configuration that is not usable, before any request", () => {
+    const bad = configuration((key) => (key === "cloudinfra:baseUrl" ? "ftp://api.example/v1" : undefined));
+    expect(() => handlerContext({ configuration: bad })).toThrow(
+      expect.objectContaining({ code: "SETTING_INVALID", name: "ConfigurationError" }),
     );
   });
 });
