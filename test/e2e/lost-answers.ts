@@ -215,8 +215,10 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
     const [failedVolume] = (await inApi(prefix)).vol;
     expect(failedVolume, "the failed volume is in the API").toBeDefined();
 
-    // The replacement's delete of the failed volume fails too.
-    await world.faults("job=volume.delete,fail,count=1");
+    // The replacement's delete of the failed volume fails too, twice: a delete job that fails once is sent once more by
+    // the provider and the up then ends by itself (the volume replaced in that up); only a second failure reaches the
+    // engine, whose DeleteStep.Fail leaves the up waiting.
+    await world.faults("job=volume.delete,fail,count=2");
     const controller = new AbortController();
     let failedAt: number | undefined;
     let mark = 0;
