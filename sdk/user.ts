@@ -70,10 +70,10 @@ export class User extends pulumi.dynamic.Resource {
   declare readonly name: pulumi.Output<string>;
   /** The entity (UUID) the user belongs to. */
   declare readonly entityId: pulumi.Output<string>;
-  /** Roles held, sorted, when the program manages `roleNames` (else undefined: see `roles`). */
+  /** Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift). */
   declare readonly roleNames: pulumi.Output<string[]>;
-  /** Roles held, as the API lists them. */
-  declare readonly roles: pulumi.Output<string[]>;
+  /** Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`). */
+  declare readonly roles: pulumi.Output<string[] | undefined>;
   /** Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined). */
   declare readonly teamIds: pulumi.Output<number[]>;
   /** `activated`, `pending` (invitation not accepted yet) or `expired` (invitation older than 7 days). */
@@ -82,8 +82,11 @@ export class User extends pulumi.dynamic.Resource {
   declare readonly twoFactorEnabled: pulumi.Output<boolean>;
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
-  /** Last change time (ISO 8601). */
-  declare readonly updatedAt: pulumi.Output<string>;
+  /**
+   * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a
+   * UserRole of another stack would show as drift).
+   */
+  declare readonly updatedAt: pulumi.Output<string | undefined>;
   /** Whether an existing user of this email may be taken over (as given). */
   declare readonly adopt: pulumi.Output<boolean | undefined>;
 

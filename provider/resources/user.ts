@@ -268,20 +268,24 @@ export async function remove(ctx: HandlerContext, id: string, props: Props): Pro
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const UserOutputs = z.object({
   name: z.string(),
-  roles: z.array(z.string()),
+  roles: z.array(z.string()).optional(),
   inviteStatus: z.enum(["activated", "pending", "expired"]),
   twoFactorEnabled: z.boolean(),
   createdAt: z.string(),
-  updatedAt: z.string(),
+  updatedAt: z.string().optional(),
 });
 
 /**
  * A resource's outputs: `roleNames` and `teamIds` only where the program manages them, so that grants and memberships
- * made by UserRole and ResourceGroupMember resources (or another stack) are not drift.
+ * made by UserRole and ResourceGroupMember resources (or another stack) are not drift. `roles` and `updatedAt` move
+ * with every grant (the API bumps `updatedAt`), so they too are shown only where the program manages `roleNames`:
+ * otherwise a UserRole in another stack would make this stack's `refresh --expect-no-changes` fail.
  */
 const managedOnly = (inputs: Props, outs: Props): Props => ({
   ...outs,
   roleNames: inputs.roleNames === undefined ? undefined : outs.roleNames,
+  roles: inputs.roleNames === undefined ? undefined : outs.roles,
+  updatedAt: inputs.roleNames === undefined ? undefined : outs.updatedAt,
   teamIds: inputs.teamIds === undefined ? undefined : outs.teamIds,
 });
 

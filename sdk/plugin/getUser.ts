@@ -66,13 +66,13 @@ export interface GetUserResult {
      */
     readonly name: string;
     /**
-     * Roles held, sorted, when the program manages `roleNames` (else undefined: see `roles`).
+     * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
      */
     readonly roleNames?: any;
     /**
-     * Roles held, as the API lists them.
+     * Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`).
      */
-    readonly roles: string[];
+    readonly roles?: string[];
     /**
      * Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined).
      */
@@ -82,9 +82,9 @@ export interface GetUserResult {
      */
     readonly twoFactorEnabled: boolean;
     /**
-     * Last change time (ISO 8601).
+     * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a UserRole of another stack would show as drift).
      */
-    readonly updatedAt: string;
+    readonly updatedAt?: string;
 }
 /**
  * One user, by id or by exact email (every page of the API's partial-match search is read, and only exact matches kept): its outputs, as a `User` has them. No match is an error naming the email and the closest found; several matches an error listing their ids and creation times (look up by id then).

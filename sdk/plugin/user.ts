@@ -75,11 +75,11 @@ export class User extends pulumi.CustomResource {
      */
     declare public readonly password: pulumi.Output<string | undefined>;
     /**
-     * Roles held, sorted, when the program manages `roleNames` (else undefined: see `roles`).
+     * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
      */
     declare public readonly roleNames: pulumi.Output<string[] | undefined>;
     /**
-     * Roles held, as the API lists them.
+     * Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`).
      */
     declare public /*out*/ readonly roles: pulumi.Output<string[] | undefined>;
     /**
@@ -91,7 +91,7 @@ export class User extends pulumi.CustomResource {
      */
     declare public /*out*/ readonly twoFactorEnabled: pulumi.Output<boolean | undefined>;
     /**
-     * Last change time (ISO 8601).
+     * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a UserRole of another stack would show as drift).
      */
     declare public /*out*/ readonly updatedAt: pulumi.Output<string | undefined>;
 

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ResourceGroup, User, type UserArgs } from "../../sdk";
-import { destroy, RunError, up } from "../harness";
+import { destroy, refresh, RunError, up } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();
@@ -77,6 +77,29 @@ describe("User", () => {
     await destroy(options);
     expect(await usersNamed("rp-")).toEqual([]);
     expect(await usersNamed("rp-", childEntityId)).toEqual([]);
+  });
+
+  it("without roleNames, a role granted elsewhere (a UserRole of another stack) is not drift; with them, it is", async () => {
+    const options = stack.options();
+    const unmanaged = program({ email: "ur-free@example.com" });
+    const created = await up(unmanaged, options);
+    const id = created.outputs.id as string;
+    expect(created.step("user").outputs?.roles).toBeUndefined();
+    await stack.api.addUserRole({ params: { userId: id }, body: { roleName: "vm-operator" } });
+    expect((await getUser(id)).roles).toContain("vm-operator"); // the API holds the grant, and bumped updatedAt
+    expect((await refresh(options)).step("user").refresh).toBe("same");
+    expect((await up(unmanaged, options)).step("user").op).toBe("same");
+    expect((await getUser(id)).roles).toContain("vm-operator"); // left alone
+
+    // Managed: the same grant made behind the stack is drift, and up revokes it.
+    const managed = program({ email: "ur-free@example.com", roleNames: ["tenant-user"] });
+    expect((await up(managed, options)).step("user").op).toBe("update");
+    expect([...(await getUser(id)).roles].sort()).toEqual(["tenant-user"]);
+    await stack.api.addUserRole({ params: { userId: id }, body: { roleName: "vm-operator" } });
+    expect((await refresh(options)).step("user").refresh).toBe("changed");
+    await up(managed, options);
+    expect([...(await getUser(id)).roles].sort()).toEqual(["tenant-user"]);
+    await destroy(options);
   });
 
   it("joins a resource group of the same program by its Pulumi id, and leaves before the group is deleted", async () => {

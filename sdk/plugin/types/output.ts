@@ -448,13 +448,13 @@ export interface GetUsersResultUsers {
      */
     name: string;
     /**
-     * Roles held, sorted, when the program manages `roleNames` (else undefined: see `roles`).
+     * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
      */
     roleNames?: any;
     /**
-     * Roles held, as the API lists them.
+     * Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`).
      */
-    roles: string[];
+    roles?: string[];
     /**
      * Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined).
      */
@@ -464,9 +464,9 @@ export interface GetUsersResultUsers {
      */
     twoFactorEnabled: boolean;
     /**
-     * Last change time (ISO 8601).
+     * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a UserRole of another stack would show as drift).
      */
-    updatedAt: string;
+    updatedAt?: string;
 }
 
 /**
