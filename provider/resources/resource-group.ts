@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import type { Team, TeamDetail } from "../api";
-import { ApiError } from "../client";
+import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { checkInputs, uuidInput } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
@@ -200,9 +200,20 @@ export async function read(
   }
 }
 
+/** Resource group deletes gathered into `POST /teams/bulk/delete` (synchronous: no jobs). */
+const bulkDeleter = (api: CloudClient) =>
+  batchedDeleterOf(
+    api,
+    "teams",
+    () => new BatchedDeleter<number>(async (ids) => await api.bulkDeleteTeams({ body: { ids } })),
+  );
+
 /** Deletes the group; while child groups remain (e.g. being deleted in the same run), waits briefly, then names them. */
 export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const teamId = parseId(id);
+  // Deletes arriving together go in one bulk request (a parent with its children too); what it did not delete goes
+  // the single way below, which waits for children being deleted or names them.
+  if ((await bulkDeleter(ctx.api).delete(teamId)).kind === "deleted") return;
   try {
     await retryOnConflict(ctx, () => ctx.api.deleteTeam({ params: { id: teamId } }));
   } catch (error) {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { passwordProblems, RoleName, type User as ApiUser } from "../api";
-import { ApiError } from "../client";
+import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, uuidInput } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
@@ -247,8 +247,26 @@ export async function read(
   }
 }
 
+/**
+ * User deletes gathered into `POST /users/bulk/delete` (soft deletes, no jobs): one deleter per entity, the bulk
+ * request's query.
+ */
+const bulkDeleter = (api: CloudClient, entityId: unknown) =>
+  batchedDeleterOf(
+    api,
+    `users:${typeof entityId === "string" ? entityId : ""}`,
+    () =>
+      new BatchedDeleter<string>(
+        async (ids) => await api.bulkDeleteUsers({ query: entityQuery(entityId), body: { ids } }),
+      ),
+  );
+
 /** The API's soft delete; already deleted is success. */
 export async function remove(ctx: HandlerContext, id: string, props: Props): Promise<void> {
+  // Deletes arriving together go in one bulk request; what it did not delete (already gone, refused, the caller's
+  // own user) goes the single way below, which says why.
+  const outcome = await bulkDeleter(ctx.api, props.entityId).delete(id);
+  if (outcome.kind === "deleted") return;
   try {
     await ctx.api.deleteUser({ params: { id }, query: entityQuery(props.entityId) });
   } catch (error) {
