@@ -168,8 +168,19 @@ export function getNetworksOutput(
 
 // ---------------------------------------------------------------- volumes
 
-/** What {@link getVolume} returns: the volume's outputs, as on a {@link Volume}. */
-export type GetVolumeResult = OutputsOf<Volume>;
+/**
+ * What {@link getVolume} returns: the volume's outputs, as on a {@link Volume}, and what its attachments change (which
+ * the resource leaves out, so that refresh stays quiet when a VolumeAttachment attaches it).
+ */
+export type GetVolumeResult = OutputsOf<Volume> & {
+  /**
+   * The API's status: `Available` (attached to nothing; only then can it be deleted), `In-use` (attached), or one in
+   * progress (`Creating`, `Attaching`, `Detaching`, `Resizing`, `Deleting`), or `Error`.
+   */
+  status: string;
+  /** The VM the volume is attached to, if any. */
+  virtualMachineId?: string;
+};
 
 /** The arguments of {@link getVolume}: `id` or `name`, exactly one. */
 export interface GetVolumeArgs extends EntityArgs {

@@ -125,6 +125,11 @@ interface LookupKind<N extends PagedRouteName> {
   filters: Record<string, { param: string; schema: z.ZodType }>;
   /** Items of the list result, when they are not the single result (VM list items carry less than the detail). */
   listItem?: z.ZodObject;
+  /**
+   * What the lookup reports beyond the resource's state: values that move with other resources, which the resource
+   * leaves out to keep refresh quiet (a volume's status and VM move with its VolumeAttachment).
+   */
+  extra?: z.ZodObject;
 }
 
 const entityQuery = (entityId: string | undefined) => (entityId ? { entityId } : {});
@@ -135,6 +140,21 @@ const teamNumber = (id: string) => {
 };
 
 const f = <S extends z.ZodType>(param: string, schema: S) => ({ param, schema });
+
+/** A volume's lookup result beyond its state: what an attachment changes. */
+const VolumeLookupExtra = z.object({
+  status: z
+    .string()
+    .describe(
+      "The API's status: `Available` (attached to nothing; only then can it be deleted), `In-use` (attached), or one in progress (`Creating`, `Attaching`, `Detaching`, `Resizing`, `Deleting`), or `Error`.",
+    ),
+  virtualMachineId: z.string().optional().describe("The VM the volume is attached to, if any."),
+});
+const volumeLookupOutputs = (item: ItemOf<"listVolumes">): Props => ({
+  ...volumeOutputs({}, item),
+  status: item.status,
+  virtualMachineId: item.virtualMachineId ?? undefined,
+});
 const int = z.number().int().positive();
 
 const lookupKinds = {
@@ -163,8 +183,9 @@ const lookupKinds = {
     nameField: "name",
     secrets: [],
     byId: async (ctx, id, entityId) =>
-      volumeOutputs({}, await ctx.api.getVolume({ params: { id }, query: entityQuery(entityId) })),
-    outputsOfItem: (item) => volumeOutputs({}, item),
+      volumeLookupOutputs(await ctx.api.getVolume({ params: { id }, query: entityQuery(entityId) })),
+    outputsOfItem: volumeLookupOutputs,
+    extra: VolumeLookupExtra,
     filters: {
       virtualMachineId: f("filter[virtualMachineId]", Uuid),
       status: f("filter[status]", z.string().min(1)),
@@ -287,7 +308,7 @@ function lookupError(code: "LOOKUP_NO_MATCH" | "LOOKUP_AMBIGUOUS" | "ID_INVALID"
   return Object.assign(new CodedError(code, message), { name: "LookupError" });
 }
 
-/** A lookup's result schema: `id`, the kind's reported inputs and its outputs, without secrets. */
+/** A lookup's result schema: `id`, the kind's reported inputs, its outputs and the lookup's extra, without secrets. */
 function resultOf(kind: AnyLookupKind): z.ZodObject {
   const inputs = kind.kind.inputs;
   const shape: Record<string, z.ZodType> = { id: z.string() };
@@ -296,6 +317,7 @@ function resultOf(kind: AnyLookupKind): z.ZodObject {
     if (field.reported !== "never" && inputShape[key]) shape[key] = (inputShape[key] as z.ZodType).optional();
   }
   for (const [key, value] of Object.entries(kind.kind.outputs.shape)) shape[key] = value as z.ZodType;
+  for (const [key, value] of Object.entries(kind.extra?.shape ?? {})) shape[key] = value as z.ZodType;
   for (const key of kind.secrets) delete shape[key];
   return z.object(shape);
 }

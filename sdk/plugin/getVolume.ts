@@ -62,9 +62,17 @@ export interface GetVolumeResult {
      */
     readonly sizeGb?: number;
     /**
+     * The API's status: `Available` (attached to nothing; only then can it be deleted), `In-use` (attached), or one in progress (`Creating`, `Attaching`, `Detaching`, `Resizing`, `Deleting`), or `Error`.
+     */
+    readonly status: string;
+    /**
      * Resource group (teamId), or null.
      */
     readonly teamId?: number;
+    /**
+     * The VM the volume is attached to, if any.
+     */
+    readonly virtualMachineId?: string;
     /**
      * Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes).
      */

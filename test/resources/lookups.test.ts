@@ -105,6 +105,35 @@ describe("lookups", () => {
     expect(result.volumes.every((v) => v.datacenterId === ams!.id)).toBe(true);
   });
 
+  it("a volume's lookup says what its attachment changes (status, attached VM), which the resource leaves out", async () => {
+    withApiKey();
+    const { volumeTypeId, size } = await volumeType(fra!.id);
+    const [vmJob] = await stack.api.createVm({
+      body: { name: "lk-att-vm", datacenterId: fra!.id, imageId: 1, configurationId: 1 },
+    });
+    const vmId = (await stack.api.jobs.wait(vmJob!.id)).resourceId!;
+    const made = await stack.api.createVolume({
+      body: { name: "lk-att-vol", datacenterId: fra!.id, volumeTypeId, volumeSizeId: size.id, sizeGb: size.sizeGb },
+    });
+    await stack.api.jobs.wait(made.jobId);
+    expect(await call("getVolume", { id: made.id })).toMatchObject({ status: "Available" });
+    expect((await call("getVolume", { id: made.id })).virtualMachineId).toBeUndefined();
+
+    const { jobId } = await stack.api.attachVolume({ params: { id: made.id }, body: { virtualMachineId: vmId } });
+    await stack.api.jobs.wait(jobId);
+    const held = await stack.api.getVolume({ params: { id: made.id } });
+    expect(held).toMatchObject({ status: "In-use", virtualMachineId: vmId });
+    expect(await call("getVolume", { name: "lk-att-vol" })).toMatchObject({ status: "In-use", virtualMachineId: vmId });
+    const listed = (await call("getVolumes", { virtualMachineId: vmId })) as { volumes: Record<string, unknown>[] };
+    expect(listed.volumes).toEqual([
+      expect.objectContaining({ id: made.id, status: "In-use", virtualMachineId: vmId }),
+    ]);
+    // The result's schema declares them, described (the plugin's schema and SDKs take it from here).
+    const shape = dataFunctions.getVolume!.result.shape as Record<string, { description?: string }>;
+    expect(shape.status?.description).toMatch(/In-use/);
+    expect(shape.virtualMachineId?.description).toMatch(/attached/);
+  });
+
   it("lookups of one list in the same moment share its requests", async () => {
     withApiKey();
     const mark = stack.mark();

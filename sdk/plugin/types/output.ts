@@ -654,9 +654,17 @@ export interface GetVolumesResultVolumes {
      */
     sizeGb?: number;
     /**
+     * The API's status: `Available` (attached to nothing; only then can it be deleted), `In-use` (attached), or one in progress (`Creating`, `Attaching`, `Detaching`, `Resizing`, `Deleting`), or `Error`.
+     */
+    status: string;
+    /**
      * Resource group (teamId), or null.
      */
     teamId?: number;
+    /**
+     * The VM the volume is attached to, if any.
+     */
+    virtualMachineId?: string;
     /**
      * Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes).
      */
