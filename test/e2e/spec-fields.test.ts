@@ -173,7 +173,10 @@ describeCli("an API that sends only what the spec documents", () => {
     // Pulumi's code generator writes a placeholder for the required input nobody could read; check refuses it.
     expect(result.generatedCode).toContain("imageId: 0,");
     expect(result.generatedCode).toContain("allocatePublicIp: true");
-    const code = result.generatedCode.replace("imageId: 0,", "imageId: 2,");
+    // The project has the bundled SDK: the README's one-line import change (the code names the schema's npm name).
+    const code = result.generatedCode
+      .replace("imageId: 0,", "imageId: 2,")
+      .replace('from "@cloudinfra/pulumi-plugin";', 'from "@cloudinfra/pulumi/plugin";');
     fs.writeFileSync(path.join(stack.workspace.workDir, "index.ts"), code);
     await stack.preview({ color: "never", expectNoChanges: true });
     const up = await stack.up({ color: "never" });
