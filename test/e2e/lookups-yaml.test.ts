@@ -2,8 +2,10 @@
  * The lookup functions from hosts nobody here wrote: a Pulumi YAML program (Pulumi's YAML language host, the plugin
  * from this package's directory) finds a network made through the API by name (`fn::invoke` of
  * cloudinfra:index:getNetwork), puts a VM on it, lists networks and volumes and reads the caller; the next preview has
- * no changes. The Go SDK generated from the schema has the lookups (gen-sdk).
+ * no changes. The Go and Python SDKs generated from the schema have the lookups (gen-sdk): the Go one compiles with a
+ * program calling them (test/e2e/go-program), the Python one byte-compiles (no Pulumi for Python or Go host here).
  */
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect, it } from "vitest";
@@ -95,9 +97,10 @@ describeYaml("the lookups in a Pulumi YAML program, through the plugin", () => {
   });
 });
 
-describeCli("the Go SDK generated from the schema", () => {
-  it("has a lookup and a list function per kind, and getCaller", () => {
-    const go = path.join(genSdk("go", world.work), "cloudinfra");
+describeCli("the Go and Python SDKs generated from the schema", () => {
+  it("Go: a lookup and a list function per kind and getCaller, compiled with a program calling them", () => {
+    const module = genSdk("go", world.work);
+    const go = path.join(module, "cloudinfra");
     const text = (file: string) => fs.readFileSync(path.join(go, file), "utf8");
     for (const kind of ["Network", "Volume", "VirtualMachine", "GpuVirtualMachine", "ResourceGroup", "User"]) {
       // Go names a function whose resource exists Lookup<Kind>.
@@ -110,5 +113,35 @@ describeCli("the Go SDK generated from the schema", () => {
       expect(list).toContain(`"cloudinfra:index:get${kind}s"`);
     }
     expect(text("getCaller.go")).toContain('"cloudinfra:index:getCaller"');
+
+    // test/e2e/go-program: a go.mod (pulumi/sdk/v3 at the CLI's version) with its committed go.sum, and a program
+    // using getCaller, getNetwork (plain and Output), getVolumes with a filter and a VirtualMachine on the network.
+    fs.cpSync(path.join(__dirname, "go-program"), module, { recursive: true });
+    const build = spawnSync("go", ["build", "./..."], {
+      cwd: module,
+      encoding: "utf8",
+      env: { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly" },
+    });
+    expect(build.stderr.split("\n").filter((l) => !l.startsWith("go: downloading")).join("\n").trim()).toBe("");
+    expect(build.status).toBe(0);
+  });
+
+  it("Python: a function and its _output form per lookup, list and getCaller, byte-compiled", () => {
+    const python = path.join(genSdk("python", world.work), "pulumi_cloudinfra");
+    const text = (file: string) => fs.readFileSync(path.join(python, file), "utf8");
+    const snake = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+    const functions = ["Network", "Volume", "VirtualMachine", "GpuVirtualMachine", "ResourceGroup", "User"]
+      .flatMap((kind) => [`get${kind}`, `get${kind}s`])
+      .concat("getCaller");
+    for (const fn of functions) {
+      const source = text(`${snake(fn)}.py`);
+      expect(source).toContain(`def ${snake(fn)}(`);
+      expect(source).toContain(`def ${snake(fn)}_output(`);
+      expect(source).toContain(`'cloudinfra:index:${fn}'`);
+    }
+    // Pulumi's Python SDK is not installable here (no PyPI): the generated package is compiled, not imported.
+    const compiled = spawnSync("python3", ["-m", "compileall", "-q", python], { encoding: "utf8" });
+    expect(compiled.stdout + compiled.stderr).toBe("");
+    expect(compiled.status).toBe(0);
   });
 });
