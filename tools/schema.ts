@@ -1,9 +1,11 @@
 /**
  * `npm run schema`: builds the plugin's Pulumi package schema (provider/plugin/schema.json) from the kinds'
- * declarations (their zod input and output schemas, how each input changes), the data functions' zod schemas, the
- * settings of the framework, and the SDK's own declarations read as text (descriptions, of nested types too; secret
- * outputs). The SDK must declare exactly the outputs a kind declares. A test fails when the committed schema.json
- * differs from what this builds. Never edit schema.json by hand.
+ * declarations (their zod input and output schemas, how each input changes, every description: the kind's, each
+ * input's and output's, nested members' on the zod schemas), the data functions' zod schemas, the settings of the
+ * framework, and what the declarations do not hold yet, read from source text: the secret outputs of the dynamic SDK
+ * (its `additionalSecretOutputs`, which is what marks them secret there), the lookups' own descriptions (sdk/data.ts,
+ * sdk/lookups.ts) and the settings' (provider/resources/settings.ts). The SDK must declare exactly the outputs a kind
+ * declares. A test fails when the committed schema.json differs from what this builds. Never edit schema.json by hand.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -12,6 +14,7 @@ import { z } from "zod";
 import { repositoryRoot } from "./pulumi-cli";
 import { PACKAGE, token } from "../provider/plugin/tokens";
 import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../provider/resources";
+import type { ResourceKind } from "../provider/resources/kind";
 import { dataFunctions } from "../provider/resources/lookups";
 
 /** The SDK file of a kind (kebab case of its name). */
@@ -169,13 +172,41 @@ function readSdk(file: string): SdkFacts {
   };
 }
 
+// ---------------------------------------------------------------- the kinds' declarations
+
+/** A described zod object (e.g. an output's value as the API reports it): its description and its members'. */
+function describedObject(schema: z.ZodObject): Described {
+  return {
+    description: schema.description,
+    members: new Map(
+      Object.entries(schema.shape).map(([key, value]) => [key, { description: (value as z.ZodType).description }]),
+    ),
+  };
+}
+
+/** The kind's inputs as its declaration describes them. */
+function inputDocs(kind: ResourceKind): Map<string, Declared> {
+  return new Map(Object.entries(kind.inputs.fields).map(([key, field]) => [key, { description: field.description }]));
+}
+
 /**
- * The object type a member's value is, described: the SDK's declaration of that type, or else (a type written in
- * place) the member's own description.
+ * The kind's outputs as its declaration describes them: each input as an output (its `output` description, else the
+ * input's; an object value as the API reports it), then the outputs beyond the inputs.
  */
-function shapeOf(member: Declared | undefined): Described | undefined {
-  const shape = member?.shape?.();
-  return shape && { ...shape, description: shape.description ?? member?.description };
+function outputDocs(kind: ResourceKind): Map<string, Declared> {
+  const docs = new Map<string, Declared>();
+  for (const [key, field] of Object.entries(kind.inputs.fields)) {
+    if (!(key in kind.inputs.schema.shape)) continue;
+    const reported = field.reportedShape;
+    docs.set(key, {
+      description: field.output ?? field.description,
+      ...(reported ? { shape: () => describedObject(reported) } : {}),
+    });
+  }
+  for (const [key, value] of Object.entries(kind.outputs.shape)) {
+    docs.set(key, { description: (value as z.ZodType).description });
+  }
+  return docs;
 }
 
 // ---------------------------------------------------------------- zod (JSON Schema) to Pulumi schema types
@@ -184,20 +215,23 @@ class TypeSink {
   readonly types: Record<string, ObjectType> = {};
 
   /**
-   * A Pulumi schema type for a JSON Schema; objects with known properties become named types `owner`, with the
-   * descriptions of the SDK's declaration of that object (`described`).
+   * A Pulumi schema type for a JSON Schema; objects with known properties become named types `owner`, described by
+   * `described` when given (the type and its members), else by the JSON Schema's descriptions, else (the type only)
+   * by `fallback` (the description of the property that holds it).
    */
-  convert(schema: JsonSchema, owner: string, described?: Described): SchemaType {
+  convert(schema: JsonSchema, owner: string, described?: Described, fallback?: string): SchemaType {
     const branches = (schema.anyOf ?? schema.oneOf)?.filter((b) => b.type !== "null");
     if (branches !== undefined) {
-      const converted = branches.map((b, i) => this.convert(b, `${owner}${i}`, described));
+      const converted = branches.map((b, i) => this.convert(b, `${owner}${i}`, described, fallback));
       const distinct = [...new Map(converted.map((c) => [JSON.stringify(c), c])).values()];
       if (distinct.length === 1) return distinct[0]!;
       if (distinct.every((c) => c.type === "integer" || c.type === "number")) return { type: "number" };
       return { oneOf: distinct };
     }
     const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter((t) => t !== "null");
-    if (types.length > 1) return { oneOf: types.map((type) => this.convert({ ...schema, type }, owner, described)) };
+    if (types.length > 1) {
+      return { oneOf: types.map((type) => this.convert({ ...schema, type }, owner, described, fallback)) };
+    }
     const type = types[0] ?? (schema.const !== undefined ? typeof schema.const : undefined);
     switch (type) {
       case "string":
@@ -208,14 +242,15 @@ class TypeSink {
       case "array":
         return {
           type: "array",
-          items: schema.items ? this.convert(schema.items, owner, described) : { $ref: "pulumi.json#/Any" },
+          items: schema.items ? this.convert(schema.items, owner, described, fallback) : { $ref: "pulumi.json#/Any" },
         };
       case "object": {
         if (schema.properties && Object.keys(schema.properties).length > 0) {
           const required = schema.required?.length ? [...schema.required] : undefined;
+          const description = described?.description ?? (schema.description as string | undefined) ?? fallback;
           this.types[token(owner)] = {
             type: "object",
-            ...(described?.description ? { description: described.description } : {}),
+            ...(description ? { description } : {}),
             properties: properties(schema, owner, this, described?.members ?? new Map()),
             ...(required ? { required } : {}),
           };
@@ -236,7 +271,7 @@ const jsonSchema = (schema: z.ZodType) =>
 const outputJsonSchema = (schema: z.ZodType) =>
   z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as unknown as JsonSchema;
 
-/** Properties of an object schema, each with its description from the SDK when it has one. */
+/** Properties of an object schema, each with its description in `described`, else the JSON Schema's. */
 function properties(
   schema: JsonSchema,
   owner: string,
@@ -246,8 +281,8 @@ function properties(
   return Object.fromEntries(
     Object.entries(schema.properties ?? {}).map(([key, value]) => {
       const member = described.get(key);
-      const type = sink.convert(value, `${owner}${capital(key)}`, shapeOf(member));
       const description = member?.description ?? (value.description as string | undefined);
+      const type = sink.convert(value, `${owner}${capital(key)}`, member?.shape?.(), description);
       return [key, { ...type, ...(description ? { description } : {}) }];
     }),
   );
@@ -293,11 +328,11 @@ export function buildSchema(root: string, version: string): Record<string, unkno
   const resources: Record<string, unknown> = {};
   for (const kind of Object.keys(kinds) as KindName[]) {
     const sdk = readSdk(path.join(root, "sdk", sdkFile(kind)));
-    const args = sdk.members(`${kind}Args`);
-    const declared = sdk.members(kind);
+    const declared = outputDocs(kinds[kind]);
+    const sdkOutputs = sdk.members(kind);
     const { inputs, outputs: outputSchema } = kinds[kind];
     const input = jsonSchema(inputs.schema);
-    const inputProperties = properties(input, kind, sink, args);
+    const inputProperties = properties(input, kind, sink, inputDocs(kinds[kind]));
     const secrets = new Set(sdk.secretOutputs());
     for (const [key, field] of Object.entries(inputs.fields)) {
       if (field.change === "replace" && inputProperties[key]) inputProperties[key].replaceOnChanges = true;
@@ -312,8 +347,8 @@ export function buildSchema(root: string, version: string): Record<string, unkno
       };
     }
     Object.assign(outputs, properties(outputJsonSchema(outputSchema), kind, sink, declared));
-    const undeclared = [...declared.keys()].filter((key) => !(key in outputs));
-    const missing = Object.keys(outputSchema.shape).filter((key) => !declared.has(key));
+    const undeclared = [...sdkOutputs.keys()].filter((key) => !(key in outputs));
+    const missing = Object.keys(outputSchema.shape).filter((key) => !sdkOutputs.has(key));
     if (undeclared.length > 0 || missing.length > 0) {
       throw new Error(
         `sdk/${sdkFile(kind)} and the ${kind} kind disagree on its outputs: ` +
@@ -327,7 +362,7 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     }
     for (const key of secrets) if (outputs[key]) outputs[key].secret = true;
     resources[token(kind)] = {
-      description: sdk.doc(kind) ?? kind,
+      description: kinds[kind].description,
       properties: outputs,
       inputProperties,
       ...(input.required?.length ? { requiredInputs: input.required } : {}),
@@ -359,7 +394,10 @@ export function buildSchema(root: string, version: string): Record<string, unkno
   };
 }
 
-/** Every data function of the registry, described by the SDK: sdk/data.ts, else sdk/lookups.ts and the kind's class. */
+/**
+ * Every data function of the registry, described by the SDK (sdk/data.ts, else sdk/lookups.ts) and, for a kind's
+ * lookups, the kind's declaration.
+ */
 function functionSpecs(root: string, sink: TypeSink): Record<string, unknown> {
   const data = readSdk(path.join(root, "sdk", "data.ts"));
   const lookups = readSdk(path.join(root, "sdk", "lookups.ts"));
@@ -372,7 +410,7 @@ function functionSpecs(root: string, sink: TypeSink): Record<string, unknown> {
     const argsDocs = new Map([...entityArgs, ...sdk.members(`Get${cap}Args`)]);
     let resultDocs = sdk.members(`Get${cap}Result`).size > 0 ? sdk.members(`Get${cap}Result`) : sdk.members(cap);
     if (fn.describes !== undefined) {
-      const kindDocs = readSdk(path.join(root, "sdk", sdkFile(fn.describes))).members(fn.describes);
+      const kindDocs = outputDocs(kinds[fn.describes]);
       const item: Described = {
         members: new Map([
           ["id", { description: `The ${fn.describes}'s id (its Pulumi id).` }],

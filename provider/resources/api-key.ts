@@ -35,12 +35,45 @@ export type ApiKeyInputs = z.output<typeof ApiKeyInputs>;
  * metadata nor an `enabled` flag (its status says Suspended); `expiresInDays` is turned into `expiresAt` at creation.
  */
 const inputFields = {
-  name: { change: "replace", reported: "documented" },
-  roleId: { change: "replace", reported: "undocumented" },
-  expiresInDays: { change: "replace", reported: "never" },
-  metadata: { change: "replace", reported: "undocumented" },
-  enabled: { change: "inPlace", reported: "documented" },
-  rotation: { change: "inPlace", reported: "never" },
+  name: {
+    change: "replace",
+    reported: "documented",
+    description: "Display name (1–100 characters; names need not be unique). Changing it replaces the key.",
+    output: "Display name.",
+  },
+  roleId: {
+    change: "replace",
+    reported: "undocumented",
+    description:
+      "Role limiting the key: `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Default: none, the key has every permission of the user who created it. Changing it replaces the key.",
+    output: "Role limiting the key, if any.",
+  },
+  expiresInDays: {
+    change: "replace",
+    reported: "never",
+    description: "Days until the key expires (1–3650). Default 90 (the API's). Changing it replaces the key.",
+    output: "Days of validity asked for at creation, as given in the program.",
+  },
+  metadata: {
+    change: "replace",
+    reported: "undocumented",
+    description: "Free-form object stored with the key. Changing it replaces the key.",
+    output: "Object stored with the key.",
+  },
+  enabled: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "Whether the key authenticates: `false` suspends it, `true` resumes it. Default true, so a key suspended behind the stack's back is resumed by the next `up`. Changed in place.",
+    output: "Whether the key is enabled (false: suspended).",
+  },
+  rotation: {
+    change: "inPlace",
+    reported: "never",
+    description:
+      "Rotation trigger: any change of this value (e.g. a date, a counter) rotates the key, giving it a new secret and invalidating the old one at once; the key keeps its id, expiry and status. Removing it does nothing. Changed in place.",
+    output: "The rotation trigger's value, as given in the program.",
+  },
 } as const satisfies InputFields<ApiKeyInputs>;
 const diffSpec = diffSpecOf(ApiKeyInputs, inputFields);
 
@@ -283,17 +316,33 @@ function diff(olds: Props, news: Props): DiffResult {
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const ApiKeyOutputs = z.object({
-  key: z.string().optional(),
-  start: z.string(),
-  status: z.enum(["Active", "Expiring", "Suspended", "Expired"]),
+  key: z
+    .string()
+    .optional()
+    .describe(
+      "The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the `X-API-Key` header.",
+    ),
+  start: z.string().describe("Leading characters of the key (its prefix included), safe to show."),
+  status: z
+    .enum(["Active", "Expiring", "Suspended", "Expired"])
+    .describe(
+      "`Active`, `Expiring` (within 30 days of expiry), `Suspended` or `Expired`, as of the last create/refresh.",
+    ),
   // Not documented by the spec: read when the API sends it.
-  userId: z.string().optional(),
-  expiresAt: z.string(),
-  createdAt: z.string(),
+  userId: z
+    .string()
+    .optional()
+    .describe(
+      "The user who created the key (whose permissions it inherits), when the API reports it: the spec does not document it on key records, so an API that sends only the documented fields leaves it undefined.",
+    ),
+  expiresAt: z.string().describe("Expiry, ISO 8601."),
+  createdAt: z.string().describe("Creation time, ISO 8601."),
 });
 
 export const apiKey: ResourceKind = {
   name: "ApiKey",
+  description:
+    "An API key of the signed-in user, for scripts and pipelines. Creating one needs a session with two-factor authentication: configure `cloudinfra:email`, `cloudinfra:password` and `cloudinfra:totpSecret` (secrets) or `cloudinfra:sessionToken`; an API key alone cannot create keys (it can still read, rotate, suspend and delete them). The full secret, `key`, is only returned by the API on creation and rotation: the stack keeps it as a secret output. API keys have no unique name, so there is no adoption of existing keys.",
   inputs: { schema: ApiKeyInputs, fields: inputFields },
   outputs: ApiKeyOutputs,
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.

@@ -24,6 +24,18 @@ export interface InputField {
   readonly reported: Reported;
   /** Removing the input from the program clears the value (others keep what the API has). */
   readonly clearable?: boolean;
+  /**
+   * What the input is, its default and how a change applies: the schema's input description and the doc of the
+   * dynamic SDK's argument (tools/sdk-docs.ts writes it there). Nested members are described on the zod schema.
+   */
+  readonly description: string;
+  /** The output of the same name, when it is described otherwise than the input: what the outputs hold. */
+  readonly output?: string;
+  /**
+   * An object value (an array's items) as the outputs and lookups report it, when that differs from the input's
+   * object: a zod object whose `.describe()` texts describe the type and its members.
+   */
+  readonly reportedShape?: z.ZodObject;
 }
 
 /** Every input of a kind, classified. An input left out (or one that is not an input) is a compile error. */

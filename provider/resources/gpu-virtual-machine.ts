@@ -38,18 +38,77 @@ export type GpuVirtualMachineInputs = z.output<typeof GpuVirtualMachineInputs>;
  * read when the API sends it, `imageId` never.
  */
 const inputFields = {
-  name: { change: "inPlace", reported: "documented" },
-  datacenterId: { change: "replace", reported: "documented" },
-  seriesId: { change: "replace", reported: "documented" },
-  gpuCount: { change: "replace", reported: "documented" },
+  name: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Display name. Not unique: GPU VMs cannot be adopted by name. Changed in place.",
+    output: "Display name.",
+  },
+  datacenterId: {
+    change: "replace",
+    reported: "documented",
+    description:
+      "Data center (UUID); the series and GPU count must be available there (see `getGpuInventory`). Changing it replaces the GPU VM.",
+    output: "Data center (UUID).",
+  },
+  seriesId: {
+    change: "replace",
+    reported: "documented",
+    description: "GPU series id (an inventory entry's `seriesId`). Changing it replaces the GPU VM.",
+    output: "GPU series id.",
+  },
+  gpuCount: {
+    change: "replace",
+    reported: "documented",
+    description:
+      "Number of GPUs: 1, 2, 4 or 8. When the combination is not available in the data center, create fails with the combinations available now. Changing it replaces the GPU VM.",
+    output: "Number of GPUs.",
+  },
   // Removing teamId from the program takes the GPU VM out of its resource group (PUT teamId: null).
-  teamId: { change: "inPlace", reported: "documented", clearable: true },
-  powerState: { change: "inPlace", reported: "documented" },
-  imageName: { change: "replace", reported: "undocumented" },
-  imageId: { change: "replace", reported: "never" },
+  teamId: {
+    change: "inPlace",
+    reported: "documented",
+    clearable: true,
+    description:
+      "Resource group: the integer team id, or a ResourceGroup's `id` (the same number as a string). Default: none. Changed in place; removing it takes the GPU VM out of its group.",
+    output: "Resource group (integer team id), null when none.",
+  },
+  powerState: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "`running` or `stopped`; the provider starts or stops the GPU VM to match. Default: no opinion (a new GPU VM runs, and later power changes are left alone). Some series cannot be started by the cloud provider (the API answers 501): `running` then fails with an error saying so. Changed in place.",
+    output: "`running` or `stopped` as the API reports it; undefined in other statuses (Creating, Deleting, Error).",
+  },
+  imageName: {
+    change: "replace",
+    reported: "undocumented",
+    description:
+      "Image by name, e.g. `ubuntu-24.04`; give this or `imageId`, not both. Default: the cloud's default image. Changing it replaces the GPU VM.",
+    output: "Image name reported by the API.",
+  },
+  imageId: {
+    change: "replace",
+    reported: "never",
+    description:
+      "Image by integer id; give this or `imageName`, not both. Default: the cloud's default image. Changing it replaces the GPU VM.",
+    output: "Image id, as given in the program (the API does not report it).",
+  },
   // Recorded by an update without a request, so that a delete (which sees the recorded outputs) follows the program.
-  shutdownBeforeDelete: { change: "inPlace", reported: "never" },
-  resetTrigger: { change: "inPlace", reported: "never" },
+  shutdownBeforeDelete: {
+    change: "inPlace",
+    reported: "never",
+    description:
+      "Stop the GPU VM before deleting it (on destroy, and when a replacement deletes the old one): a stop, then reads until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`), then the delete. One already stopped is deleted at once; one that does not stop in time is not deleted and the delete fails naming this setting. Default false. Changed in place without a request.",
+    output: "`shutdownBeforeDelete` as given at the last create or update: what a delete follows.",
+  },
+  resetTrigger: {
+    change: "inPlace",
+    reported: "never",
+    description:
+      "Any text; changing it hard-resets the GPU VM (`POST .../reset`) in place: same GPU VM, same id. The first create does not reset, nor does an update that starts or stops it; a stopped one is not reset (a warning says so). Default none.",
+    output: "`resetTrigger` as given at the last create or update.",
+  },
 } as const satisfies InputFields<GpuVirtualMachineInputs>;
 
 // GPU VM names are not unique: a replacement is created before the old one is deleted.
@@ -455,24 +514,30 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const GpuVirtualMachineOutputs = z.object({
-  status: z.string(),
-  publicIp: z.string().nullable(),
-  jupyterLabUrl: z.string().nullable(),
-  series: z.object({
-    id: z.number().int().describe("Integer id of the series (the `seriesId` input)."),
-    name: z.string().describe("Name of the series, e.g. NVIDIA A100."),
-    code: z.string().describe("Short code of the series, e.g. a100."),
-  }),
-  datacenter: z.object({
-    id: z.string().describe("Data center (UUID)."),
-    name: z.string().describe("Data center name, e.g. fra-1."),
-  }),
-  sshPrivateKey: z.string().optional(),
-  createdAt: z.string(),
+  status: z.string().describe("Status reported by the API: Creating, Running, Stopped, Deleting or Error."),
+  publicIp: z.string().nullable().describe("Public IPv4 address, once provisioned."),
+  jupyterLabUrl: z.string().nullable().describe("URL of the GPU VM's JupyterLab, once it has its public IP."),
+  series: z
+    .object({
+      id: z.number().int().describe("Integer id of the series (the `seriesId` input)."),
+      name: z.string().describe("Name of the series, e.g. NVIDIA A100."),
+      code: z.string().describe("Short code of the series, e.g. a100."),
+    })
+    .describe("The GPU series: integer id, name and code."),
+  datacenter: z
+    .object({
+      id: z.string().describe("Data center (UUID)."),
+      name: z.string().describe("Data center name, e.g. fra-1."),
+    })
+    .describe("The data center: id and name."),
+  sshPrivateKey: z.string().optional().describe("Private SSH key generated at creation (secret)."),
+  createdAt: z.string().describe("Creation time (ISO 8601)."),
 });
 
 export const gpuVirtualMachine: ResourceKind = {
   name: "GpuVirtualMachine",
+  description:
+    "A GPU virtual machine. GPU VM names are not unique, so there is no adoption of existing GPU VMs: a program always creates its own. A GPU VM whose creation failed (status Error) is replaced by the next `up`.",
   inputs: { schema: GpuVirtualMachineInputs, fields: inputFields },
   outputs: GpuVirtualMachineOutputs,
   check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),

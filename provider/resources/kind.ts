@@ -12,12 +12,17 @@ import type { Configuration, Settings } from "./settings";
  */
 export interface ResourceKind {
   readonly name: string;
+  /** What the resource is: the schema's resource description and the doc of the dynamic SDK's class. */
+  readonly description: string;
   /**
    * The program's inputs: their schema, and how each one changes and what the API reports of it (fields.ts). Diff
    * rules are derived from `fields`; every key of the schema is classified there.
    */
   readonly inputs: { readonly schema: z.ZodObject; readonly fields: Readonly<Record<string, InputField>> };
-  /** The outputs beyond the inputs: their schema (the outputs also carry every input, as the API reports it). */
+  /**
+   * The outputs beyond the inputs: their schema, each member described (`.describe()`: the schema's description and
+   * the doc of the dynamic SDK's output). The outputs also carry every input, as the API reports it.
+   */
   readonly outputs: z.ZodObject;
   /**
    * Inputs the SDK always stores as secrets. A check failure about one names it in its reason, not as its property:

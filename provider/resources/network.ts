@@ -34,20 +34,91 @@ export type NetworkInputs = z.output<typeof NetworkInputs>;
 
 /** How each input changes; the API reports every one of them back. */
 const inputFields = {
-  name: { change: "inPlace", reported: "documented" },
-  datacenterId: { change: "replace", reported: "documented" },
-  networkType: { change: "replace", reported: "documented" },
-  description: { change: "inPlace", reported: "documented" },
-  cidrBlock: { change: "inPlace", reported: "documented" },
-  snatEnabled: { change: "replace", reported: "documented" },
-  dhcpServerEnabled: { change: "inPlace", reported: "documented" },
-  dhcpStartAddress: { change: "inPlace", reported: "documented" },
-  dhcpEndAddress: { change: "inPlace", reported: "documented" },
-  defaultRouteEnabled: { change: "inPlace", reported: "documented" },
-  defaultRoute: { change: "inPlace", reported: "documented" },
-  serveDNSServersEnabled: { change: "inPlace", reported: "documented" },
-  dnsServers: { change: "inPlace", reported: "documented" },
-  adopt: { change: "ignored", reported: "never" },
+  name: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Name, unique within the entity. Changed in place.",
+    output: "Name, unique within the entity.",
+  },
+  datacenterId: {
+    change: "replace",
+    reported: "documented",
+    description: "Data center (UUID). Changing it replaces the network.",
+    output: "Data center (UUID).",
+  },
+  networkType: {
+    change: "replace",
+    reported: "documented",
+    description: "`standard` or `custom`. Changing it replaces the network.",
+    output: "`standard` or `custom`.",
+  },
+  description: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Free text. Changed in place.",
+    output: "Free text, if any.",
+  },
+  cidrBlock: {
+    change: "inPlace",
+    reported: "documented",
+    description: "IPv4 CIDR block. Default 10.0.0.0/24. Changed in place (refused by the API while VMs are connected).",
+    output: "IPv4 CIDR block, e.g. 10.0.0.0/24.",
+  },
+  snatEnabled: {
+    change: "replace",
+    reported: "documented",
+    description:
+      "Source NAT, standard networks only. Default true on standard networks. Changing it replaces the network.",
+    output: "Whether source NAT is on (standard networks).",
+  },
+  dhcpServerEnabled: {
+    change: "inPlace",
+    reported: "documented",
+    description: "DHCP server. Default true. Changed in place.",
+    output: "Whether the DHCP server is on.",
+  },
+  dhcpStartAddress: {
+    change: "inPlace",
+    reported: "documented",
+    description: "First address of the DHCP range (inside the CIDR block). Changed in place.",
+    output: "First address of the DHCP range, if set.",
+  },
+  dhcpEndAddress: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Last address of the DHCP range (inside the CIDR block). Changed in place.",
+    output: "Last address of the DHCP range, if set.",
+  },
+  defaultRouteEnabled: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Announce a default route. Default false. Changed in place.",
+    output: "Whether a default route is announced.",
+  },
+  defaultRoute: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Gateway of the default route (inside the CIDR block). Changed in place.",
+    output: "Gateway of the announced default route, if set.",
+  },
+  serveDNSServersEnabled: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Announce DNS servers by DHCP. Default false. Changed in place.",
+    output: "Whether DNS servers are announced by DHCP.",
+  },
+  dnsServers: {
+    change: "inPlace",
+    reported: "documented",
+    description: "DNS server addresses, at most 8. Changed in place.",
+    output: "DNS server addresses announced by DHCP (at most 8).",
+  },
+  adopt: {
+    change: "ignored",
+    reported: "never",
+    description:
+      "When a network of this name already exists, take it over instead of failing (its data center and type must match; the other properties are aligned to the program). The way to bring existing networks under management.",
+  },
 } as const satisfies InputFields<NetworkInputs>;
 const diffSpec = diffSpecOf(NetworkInputs, inputFields, {
   // Names are unique: a replacement keeping its name must delete the old network first.
@@ -282,21 +353,25 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const NetworkOutputs = z.object({
-  datacenterName: z.string(),
-  status: z.string(),
-  gateway: z.string(),
-  allocationPools: z.array(
-    z.object({
-      start: z.string().describe("First address of the range."),
-      end: z.string().describe("Last address of the range."),
-    }),
-  ),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  datacenterName: z.string().describe("Data center name, e.g. fra-1."),
+  status: z.string().describe("Status reported by the API (Active once created)."),
+  gateway: z.string().describe("Gateway address of the network (the first host of the CIDR block)."),
+  allocationPools: z
+    .array(
+      z.object({
+        start: z.string().describe("First address of the range."),
+        end: z.string().describe("Last address of the range."),
+      }),
+    )
+    .describe("Address ranges the API hands out to interfaces on this network."),
+  createdAt: z.string().describe("Creation time (ISO 8601)."),
+  updatedAt: z.string().describe("Last change (ISO 8601)."),
 });
 
 export const network: ResourceKind = {
   name: "Network",
+  description:
+    "A private network. Deleting it waits while VMs being deleted still hold it, then names the VMs that remain.",
   inputs: { schema: NetworkInputs, fields: inputFields },
   outputs: NetworkOutputs,
   check: (_olds: Props, news: Props) => checkInputs(NetworkInputs, news, crossChecks),

@@ -18,8 +18,19 @@ export type ResourceGroupMemberInputs = z.output<typeof ResourceGroupMemberInput
 
 /** Both inputs name the membership: changing either replaces it; the user reports the groups it belongs to. */
 const inputFields = {
-  teamId: { change: "replace", reported: "documented" },
-  userId: { change: "replace", reported: "documented" },
+  teamId: {
+    change: "replace",
+    reported: "documented",
+    description:
+      "The resource group: its integer id, or a ResourceGroup's `id` (e.g. `group.id`), possibly one another stack owns (read through a StackReference). Changing it replaces the membership.",
+    output: "The resource group's integer id.",
+  },
+  userId: {
+    change: "replace",
+    reported: "documented",
+    description: "The user (UUID), e.g. a User's `id`. Changing it replaces the membership.",
+    output: "The member (UUID).",
+  },
 } as const satisfies InputFields<ResourceGroupMemberInputs>;
 const diffSpec = diffSpecOf(ResourceGroupMemberInputs, inputFields);
 
@@ -111,6 +122,8 @@ export const ResourceGroupMemberOutputs = z.object({});
 
 export const resourceGroupMember: ResourceKind = {
   name: "ResourceGroupMember",
+  description:
+    "One user's membership of one resource group, managed on its own: creating it adds the user to the group, deleting it removes the user. The id is `<teamId>:<userId>`. A user already a member is simply taken over. `refresh` drops the membership when the user was removed from the group (or the user or group deleted), and the next `up` adds the user again. Lets an application stack add its users to a group another stack owns: declare the group there without `members` (which, when given, is the complete list and would remove this member), and the user here without `teamIds` for that group.",
   inputs: { schema: ResourceGroupMemberInputs, fields: inputFields },
   outputs: ResourceGroupMemberOutputs,
   check: (_olds: Props, news: Props) => checkInputs(ResourceGroupMemberInputs, news),

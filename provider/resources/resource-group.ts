@@ -35,11 +35,35 @@ export type ResourceGroupInputs = z.output<typeof ResourceGroupInputs>;
 
 /** Every input changes in place and is reported back (members through the group's member pages). */
 const inputFields = {
-  name: { change: "inPlace", reported: "documented" },
+  name: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Name, unique within the entity ignoring case. Changed in place.",
+    output: "Name of the group.",
+  },
   // Removing parentTeamId from the program makes the group top-level again; members left out are "no opinion".
-  parentTeamId: { change: "inPlace", reported: "documented", clearable: true },
-  members: { change: "inPlace", reported: "documented" },
-  adopt: { change: "ignored", reported: "never" },
+  parentTeamId: {
+    change: "inPlace",
+    reported: "documented",
+    clearable: true,
+    description:
+      "The parent group (the API's child groups): its integer id, or a ResourceGroup's `id` (e.g. `parent.id`, which also makes Pulumi delete this child before its parent). Default: none (a top-level group). Changed in place; removing it makes the group top-level again.",
+    output: "Id of the parent group, if any.",
+  },
+  members: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "User ids (UUIDs, e.g. a User's `id`) that are the group's members: users are added and removed to match, in place. Default: not managed (the members are left as they are). When given, the list is complete: a member added by a ResourceGroupMember resource or a user's `teamIds` is removed. Manage a group's memberships in one place.",
+    output: "User ids of the members, sorted, when the program manages `members` (else undefined).",
+  },
+  adopt: {
+    change: "ignored",
+    reported: "never",
+    description:
+      "When a group of this name already exists, take it over instead of failing (its parent and members are aligned to the program). The way to bring existing groups under management; `pulumi import` does not work for dynamic resources. Default false. Never causes a change by itself.",
+    output: "Whether an existing group of this name may be taken over (as given).",
+  },
 } as const satisfies InputFields<ResourceGroupInputs>;
 const diffSpec = diffSpecOf(ResourceGroupInputs, inputFields);
 
@@ -231,13 +255,15 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const ResourceGroupOutputs = z.object({
-  teamId: z.number().int(),
-  entityId: z.string(),
-  createdAt: z.string(),
+  teamId: z.number().int().describe("The integer group id (the Pulumi `id` is the same number as text)."),
+  entityId: z.string().describe("The entity (UUID) the group belongs to."),
+  createdAt: z.string().describe("Creation time (ISO 8601)."),
 });
 
 export const resourceGroup: ResourceKind = {
   name: "ResourceGroup",
+  description:
+    "A resource group (the API's team). Its Pulumi id is the integer group id as text. Deleting a group that still has child groups is refused by the API: declare children with `parentTeamId: parent.id` so they are deleted first.",
   inputs: { schema: ResourceGroupInputs, fields: inputFields },
   outputs: ResourceGroupOutputs,
   check: (_olds: Props, news: Props) => checkInputs(ResourceGroupInputs, news),

@@ -20,8 +20,18 @@ export type UserRoleInputs = z.output<typeof UserRoleInputs>;
 
 /** Both inputs name the grant: changing either replaces it; the user reports its roles. */
 const inputFields = {
-  userId: { change: "replace", reported: "documented" },
-  roleName: { change: "replace", reported: "documented" },
+  userId: {
+    change: "replace",
+    reported: "documented",
+    description: "The user (UUID), e.g. a User's `id`. Changing it replaces the grant.",
+    output: "The user (UUID).",
+  },
+  roleName: {
+    change: "replace",
+    reported: "documented",
+    description: "The role granted: tenant-admin, tenant-user or vm-operator. Changing it replaces the grant.",
+    output: "The role's name.",
+  },
 } as const satisfies InputFields<UserRoleInputs>;
 const diffSpec = diffSpecOf(UserRoleInputs, inputFields);
 
@@ -104,6 +114,8 @@ export const UserRoleOutputs = z.object({});
 
 export const userRole: ResourceKind = {
   name: "UserRole",
+  description:
+    "One role of one user, managed on its own: creating it grants the role, deleting it revokes it. The id is `<userId>:<roleName>`. A role the user already holds is simply taken over. `refresh` drops the grant when the role was revoked (or the user deleted), and the next `up` grants it again. Declare the user without `roleNames` when its roles are granted this way: `roleNames`, when given, is the complete list and would revoke this role.",
   inputs: { schema: UserRoleInputs, fields: inputFields },
   outputs: UserRoleOutputs,
   check: (_olds: Props, news: Props) => checkInputs(UserRoleInputs, news),

@@ -51,16 +51,70 @@ export type UserInputs = z.output<typeof UserInputs>;
 
 /** How each input changes and what the API reports of it: a user reports its invite status, not how it was made. */
 const inputFields = {
-  email: { change: "inPlace", reported: "documented" },
-  action: { change: "replace", reported: "never" },
+  email: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "Email address, unique among the users that are not deleted (stored lower-case). Changed in place. It is also how `adopt` finds an existing user.",
+    output: "Email address (lower-case).",
+  },
+  action: {
+    change: "replace",
+    reported: "never",
+    description:
+      "`invite` (default: the user gets an invitation mail and sets a password) or `register` (the user is created active, with `password`). Changing it replaces the user.",
+    output: "How the user was created, as given: `invite` or `register`.",
+  },
   // The password only counts when the user is registered: the API lets users change their own password only.
-  password: { change: "ignored", reported: "never" },
-  firstName: { change: "inPlace", reported: "documented" },
-  lastName: { change: "inPlace", reported: "documented" },
-  roleNames: { change: "inPlace", reported: "documented" },
-  teamIds: { change: "inPlace", reported: "documented" },
-  entityId: { change: "replace", reported: "documented" },
-  adopt: { change: "ignored", reported: "never" },
+  password: {
+    change: "ignored",
+    reported: "never",
+    description:
+      'First password, with `action: "register"` only (required then): 12-50 characters, upper- and lower-case letters, a number and a special character. Always stored as a secret. Used when the user is created only: later changes are ignored (users change their own password), and an adopted user keeps theirs.',
+    output: "The password the user was registered with by this resource (secret); absent for invited or adopted users.",
+  },
+  firstName: {
+    change: "inPlace",
+    reported: "documented",
+    description: "First name. Default none. Changed in place; removing it keeps the current value.",
+    output: "First name, if any.",
+  },
+  lastName: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Last name. Default none. Changed in place; removing it keeps the current value.",
+    output: "Last name, if any.",
+  },
+  roleNames: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      'Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not managed afterwards while left out. Changed in place: roles are granted and revoked to match. When given, the list is complete (a role granted by a UserRole resource is revoked): grant roles either here or with UserRole.',
+    output:
+      "Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).",
+  },
+  teamIds: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "Resource groups the user belongs to: integer ids or ResourceGroup `id`s, at most 50. Default: not managed. Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's `members` or a ResourceGroupMember resource, not more than one (when given, the list is complete).",
+    output:
+      "Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined).",
+  },
+  entityId: {
+    change: "replace",
+    reported: "documented",
+    description:
+      'Entity (UUID) to register the user in, a child of the configured entity; `action: "register"` only. Default: the configured entity. Changing it replaces the user.',
+    output: "The entity (UUID) the user belongs to.",
+  },
+  adopt: {
+    change: "ignored",
+    reported: "never",
+    description:
+      "When a user with this email already exists, take it over instead of failing (names and, when given, roles and groups are aligned to the program). The way to bring existing users under management; `pulumi import` does not work for dynamic resources. Default false. Never causes a change by itself.",
+    output: "Whether an existing user of this email may be taken over (as given).",
+  },
 } as const satisfies InputFields<UserInputs>;
 const diffSpec = diffSpecOf(UserInputs, inputFields, {
   // Emails are unique among live users: a replacement keeping its email must delete the old user first.
@@ -285,12 +339,24 @@ export async function remove(ctx: HandlerContext, id: string, props: Props): Pro
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const UserOutputs = z.object({
-  name: z.string(),
-  roles: z.array(z.string()).optional(),
-  inviteStatus: z.enum(["activated", "pending", "expired"]),
-  twoFactorEnabled: z.boolean(),
-  createdAt: z.string(),
-  updatedAt: z.string().optional(),
+  name: z.string().describe('Display name: "first last", or the email when the user has no name.'),
+  roles: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`).",
+    ),
+  inviteStatus: z
+    .enum(["activated", "pending", "expired"])
+    .describe("`activated`, `pending` (invitation not accepted yet) or `expired` (invitation older than 7 days)."),
+  twoFactorEnabled: z.boolean().describe("Always true: two-factor authentication is mandatory."),
+  createdAt: z.string().describe("Creation time (ISO 8601)."),
+  updatedAt: z
+    .string()
+    .optional()
+    .describe(
+      "Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a UserRole of another stack would show as drift).",
+    ),
 });
 
 /**
@@ -309,6 +375,8 @@ const managedOnly = (inputs: Props, outs: Props): Props => ({
 
 export const user: ResourceKind = {
   name: "User",
+  description:
+    "A user of the entity. Deleting it is the API's soft delete; a new user with the same email may be created after it. Replacing a user (new `action` or `entityId`) deletes the old one first, since emails are unique.",
   inputs: { schema: UserInputs, fields: inputFields },
   outputs: UserOutputs,
   secretInputs: ["password"],

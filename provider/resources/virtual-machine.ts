@@ -19,10 +19,27 @@ const catalogId = (what: string) =>
     .int({ error: `must be the integer id of ${what}` })
     .positive({ error: `must be the positive integer id of ${what}` });
 
-const NetworkInterfaceInput = z.strictObject({
-  networkId: uuidInput("a network"),
-  primary: z.boolean({ error: "must be true or false" }).optional(),
-});
+const NetworkInterfaceInput = z
+  .strictObject({
+    networkId: uuidInput("a network").describe("Network (UUID) to connect, in the VM's data center and Active."),
+    primary: z
+      .boolean({ error: "must be true or false" })
+      .optional()
+      .describe(
+        "Whether this is the primary interface. Exactly one may be; when none is marked, the first interface is.",
+      ),
+  })
+  .describe("One network interface of a VM.");
+
+/** A network interface in the outputs (described for the schema and the SDK; the values are the API's). */
+const NetworkInterfaceReported = z
+  .object({
+    id: z.string().describe("Interface id."),
+    networkId: z.string().describe("Network (UUID) the interface is connected to."),
+    primary: z.boolean().describe("Whether it is the VM's primary interface."),
+    privateIp: z.string().describe("Static private address from the network's CIDR block."),
+  })
+  .describe("A network interface as the API reports it.");
 
 export const VirtualMachineInputs = z.strictObject({
   name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
@@ -73,24 +90,111 @@ interface Size {
  * documented on the VM list items.
  */
 const inputFields = {
-  name: { change: "inPlace", reported: "documented" },
-  datacenterId: { change: "replace", reported: "documented" },
-  imageId: { change: "replace", reported: "undocumented" },
-  configurationId: { change: "inPlace", reported: "documented" },
+  name: {
+    change: "inPlace",
+    reported: "documented",
+    description: "Name of the VM. Names need not be unique. Changed in place.",
+    output: "Name of the VM.",
+  },
+  datacenterId: {
+    change: "replace",
+    reported: "documented",
+    description: "Data center (UUID). Changing it replaces the VM.",
+    output: "Data center (UUID).",
+  },
+  imageId: {
+    change: "replace",
+    reported: "undocumented",
+    description: "Image (integer id of the catalog) the VM boots from. Changing it replaces the VM.",
+    output: "Image id.",
+  },
+  configurationId: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "Configuration (integer id of the catalog: cpu, ram, disk). Growing it is changed in place by a resize job (the VM may stop and restart). A VM cannot shrink in place: a smaller configuration is a check failure, unless `allowReplaceOnShrink` is set, in which case the VM is replaced. The API lists no configurations, so the provider learns a configuration's size read-only from the VMs of the entity that use it; when no VM does, the shrink is only found when the API refuses the resize, which fails the update before anything else is changed.",
+    output: "Configuration id.",
+  },
   // `teamId` removed from the program takes the VM out of its resource group, as `null` does.
-  teamId: { change: "inPlace", reported: "documented", clearable: true },
-  powerState: { change: "inPlace", reported: "documented" },
-  allocatePublicIp: { change: "replace", reported: "documented" },
-  networkInterfaces: { change: "replace", reported: "undocumented" },
-  sshKeyIds: { change: "replace", reported: "undocumented" },
-  allowReplaceOnShrink: { change: "ignored", reported: "never" },
-  adoptId: { change: "ignored", reported: "never" },
-  configurationSize: { change: "ignored", reported: "never" },
+  teamId: {
+    change: "inPlace",
+    reported: "documented",
+    clearable: true,
+    description:
+      "Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Left out or `null`: the VM belongs to no group (a group set outside the program is removed by the next `pulumi up`). Changed in place.",
+    output: "Resource group (team id), or null.",
+  },
+  powerState: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "`running` or `stopped`. Default `running`: a VM stopped behind the stack's back is started again by the next `pulumi up`. Changed in place (start/stop).",
+    output: "`running` or `stopped`, or null while the VM is in any other status.",
+  },
+  allocatePublicIp: {
+    change: "replace",
+    reported: "documented",
+    description: "Give the VM a public IPv4 address. Default false. Changing it replaces the VM.",
+    output: "Whether the VM has a public address.",
+  },
+  networkInterfaces: {
+    change: "replace",
+    reported: "undocumented",
+    description:
+      "Network interfaces, 1 to 5, one per network. Default: one automatic interface on a private range of no user network (not listed in `networkInterfaces`). Changing it replaces the VM.",
+    output: "Network interfaces on user networks (the automatic interface is not listed).",
+    reportedShape: NetworkInterfaceReported,
+  },
+  sshKeyIds: {
+    change: "replace",
+    reported: "undocumented",
+    description: "SSH key ids installed at creation. Default none. Changing it replaces the VM.",
+    output: "SSH key ids installed at creation.",
+  },
+  allowReplaceOnShrink: {
+    change: "ignored",
+    reported: "never",
+    description:
+      "Allow a `configurationId` change that shrinks the VM to replace it (a new VM: disk content, addresses and id are not kept). Default false: such a change is refused. It steers the provider only; changing it changes nothing.",
+    output: "`allowReplaceOnShrink` as given at the last create or update (changing it alone changes nothing).",
+  },
+  adoptId: {
+    change: "ignored",
+    reported: "never",
+    description:
+      "The id of an existing VM to take over instead of creating one, e.g. the VM a `pulumi up` killed mid-way created (the stack holds only a pending create). Read at creation only: the VM must not be in status Error nor differ in what replaces a VM; its name, size, resource group and power state are then brought to the program's. Changing it changes nothing; remove it once the VM is taken over (a replacement while it names the VM is refused).",
+  },
+  configurationSize: {
+    change: "ignored",
+    reported: "never",
+    description:
+      "Set by check, never by the program: the cpu/ram/disk of `configurationId`, when they could be learned.",
+  },
   // Recorded by an update without a request, so that a delete (which sees the recorded outputs) follows the program.
-  shutdownBeforeDelete: { change: "inPlace", reported: "never" },
-  resetTrigger: { change: "inPlace", reported: "never" },
+  shutdownBeforeDelete: {
+    change: "inPlace",
+    reported: "never",
+    description:
+      "Stop the VM gracefully before deleting it (on destroy, and when a replacement deletes the old VM): a stop, then reads until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`, progress in the log), then the delete. A VM already stopped is deleted at once; one that does not stop in time is not deleted and the delete fails naming this setting. Default false: deleted as it is. Changed in place without a request (the value recorded at the last create or update is the one a delete follows).",
+    output: "`shutdownBeforeDelete` as given at the last create or update: what a delete follows.",
+  },
+  resetTrigger: {
+    change: "inPlace",
+    reported: "never",
+    description:
+      "Any text; changing it hard-resets the VM (a power-cycle, `POST .../reset`) in place: same VM, same id. The first create does not reset, and neither does an update that starts or stops the VM; a stopped VM is not reset (a warning says so). Default none.",
+    output: "`resetTrigger` as given at the last create or update.",
+  },
   // GET .../rescue reports the rescue image; removing `rescue` from the program ends the rescue.
-  rescue: { change: "inPlace", reported: "documented", clearable: true },
+  rescue: {
+    change: "inPlace",
+    reported: "documented",
+    clearable: true,
+    description:
+      "Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed, it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a job, awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: \"stopped\"` together with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on refresh and the next `up` ends it). Changed in place.",
+    output:
+      "The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or undefined.",
+  },
 } as const satisfies InputFields<VirtualMachineInputs>;
 
 // A VM whose creation failed (status Error) can only be replaced.
@@ -1016,33 +1120,38 @@ async function createWithRescue(
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const VirtualMachineOutputs = z.object({
-  datacenterName: z.string(),
-  imageName: z.string(),
-  configurationName: z.string(),
-  configurationCategoryCode: z.string(),
-  cpu: z.number().int(),
-  ram: z.number().int(),
-  disk: z.number().int(),
-  status: z.string(),
-  consoleEnabled: z.boolean(),
-  networkHotplug: z.boolean(),
-  privateIp: z.string().nullable(),
-  publicIp: z.string().nullable(),
-  sshPrivateKey: z.string().optional(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  rescued: z.boolean(),
+  datacenterName: z.string().describe("Data center name, e.g. fra-1."),
+  imageName: z.string().describe("Image name, e.g. ubuntu-24.04."),
+  configurationName: z.string().describe("Configuration name, e.g. m-4vcpu-8gb."),
+  configurationCategoryCode: z.string().describe("Category code of the configuration, e.g. general."),
+  cpu: z.number().int().describe("Virtual CPUs."),
+  ram: z.number().int().describe("RAM in GB."),
+  disk: z.number().int().describe("Disk in GB."),
+  status: z.string().describe("Status reported by the API: Running, Stopped, Resizing, Rescued, Error, ..."),
+  consoleEnabled: z.boolean().describe("Whether the VM's console can be opened (as the API reports it)."),
+  networkHotplug: z
+    .boolean()
+    .describe("Whether network interfaces can be added to and removed from the running VM (as the API reports it)."),
+  privateIp: z.string().nullable().describe("Private address of the primary interface."),
+  publicIp: z.string().nullable().describe("Public address, or null without `allocatePublicIp`."),
+  sshPrivateKey: z.string().optional().describe("Private key generated by the cloud at creation (PEM). Secret."),
+  createdAt: z.string().describe("Creation time (ISO 8601)."),
+  updatedAt: z.string().describe("Last change (ISO 8601)."),
+  rescued: z.boolean().describe("Whether the VM is in rescue mode (as `GET .../rescue` reports it)."),
   rescueImage: z
     .object({
       id: z.string().describe("The rescue image (UUID)."),
       name: z.string().describe("Name of the rescue image."),
       osFamily: z.string().describe("Operating system family of the rescue image, e.g. linux."),
     })
-    .nullable(),
+    .nullable()
+    .describe("The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued."),
 });
 
 export const virtualMachine: ResourceKind = {
   name: "VirtualMachine",
+  description:
+    "A virtual machine (one per resource). Adoption by name (`adopt`) does not apply: VM names are not unique in the API, so a program creates its own VM, unless it names one to take over by id (`adoptId`). Its creation waits for the create job; a failed job records the VM (status Error) in the stack, and the next `pulumi up` replaces it.",
   inputs: { schema: VirtualMachineInputs, fields: inputFields },
   outputs: VirtualMachineOutputs,
   check: async (olds: Props, news: Props, ctx?: HandlerContext) => rescueChecks(news, await check(ctx, olds, news)),

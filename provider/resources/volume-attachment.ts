@@ -20,8 +20,20 @@ export type VolumeAttachmentInputs = z.output<typeof VolumeAttachmentInputs>;
 
 /** Both inputs replace the attachment; the volume reports the VM it is attached to. */
 const inputFields = {
-  volumeId: { change: "replace", reported: "documented" },
-  virtualMachineId: { change: "replace", reported: "documented" },
+  volumeId: {
+    change: "replace",
+    reported: "documented",
+    description:
+      "The volume (UUID), e.g. `volume.id`. Changing it replaces the attachment (the new volume is attached first).",
+    output: "The attached volume (UUID).",
+  },
+  virtualMachineId: {
+    change: "replace",
+    reported: "documented",
+    description:
+      "The virtual machine (UUID), in the volume's data center (else the API refuses the attach, naming both data centers: this cannot be checked before a request is made). Changing it replaces the attachment: the volume is detached from the old VM before it is attached to the new one.",
+    output: "The virtual machine (UUID).",
+  },
 } as const satisfies InputFields<VolumeAttachmentInputs>;
 const diffSpec = diffSpecOf(VolumeAttachmentInputs, inputFields, {
   // A volume is attached to one VM at a time: moving it to another VM must detach it first.
@@ -180,13 +192,17 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const VolumeAttachmentOutputs = z.object({
-  datacenterId: z.string(),
-  datacenterName: z.string(),
-  status: z.string(),
+  datacenterId: z.string().describe("Data center of the volume and VM (UUID)."),
+  datacenterName: z.string().describe("Data center name, e.g. `fra-1`."),
+  status: z
+    .string()
+    .describe("The volume's status: In-use once attached (Resizing or Detaching while such a job runs)."),
 });
 
 export const volumeAttachment: ResourceKind = {
   name: "VolumeAttachment",
+  description:
+    "Attaches a volume to a virtual machine (an attach job; deleting it runs a detach job, and a volume already detached, or a VM or volume already gone, counts as deleted). The id is `<volumeId>:<virtualMachineId>`. Nothing changes in place. When the volume is already attached to that VM, the attachment is simply taken over: no `adopt` flag is needed. `refresh` drops the attachment when the volume is no longer attached to that VM.",
   inputs: { schema: VolumeAttachmentInputs, fields: inputFields },
   outputs: VolumeAttachmentOutputs,
   check: (_olds: Props, news: Props) => checkInputs(VolumeAttachmentInputs, news),

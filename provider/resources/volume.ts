@@ -33,15 +33,53 @@ export type VolumeInputs = z.output<typeof VolumeInputs>;
 
 /** How each input changes; the API reports every one of them back. */
 const inputFields = {
-  name: { change: "replace", reported: "documented" },
-  datacenterId: { change: "replace", reported: "documented" },
+  name: {
+    change: "replace",
+    reported: "documented",
+    description: "Name, unique within the entity. Changing it replaces the volume (the new one is created first).",
+    output: "Name of the volume.",
+  },
+  datacenterId: {
+    change: "replace",
+    reported: "documented",
+    description: "Data center (UUID). Changing it replaces the volume.",
+    output: "Data center (UUID).",
+  },
   // The API has no volume update route: everything but the size is fixed at creation, teamId included.
-  volumeTypeId: { change: "replace", reported: "documented" },
+  volumeTypeId: {
+    change: "replace",
+    reported: "documented",
+    description: "Volume type id (e.g. SSD or NVMe; see `getVolumeSizes`). Changing it replaces the volume.",
+    output: "Volume type id.",
+  },
   // volumeSizeId, when given, agrees with sizeGb (checked): the two change together.
-  sizeGb: { change: "inPlace", reported: "documented" },
-  volumeSizeId: { change: "inPlace", reported: "documented" },
-  teamId: { change: "replace", reported: "documented" },
-  adopt: { change: "ignored", reported: "never" },
+  sizeGb: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "Size in GB: one of the sizes the volume type offers in the data center (see `getVolumeSizes`; a size that is not offered fails at create/update time, naming the sizes that are). Growing it is done in place by a resize job; shrinking it is refused by `check` (volumes cannot shrink).",
+    output: "Size in GB, as the API reports it.",
+  },
+  volumeSizeId: {
+    change: "inPlace",
+    reported: "documented",
+    description:
+      "The API's id of the volume size (see `getVolumeSizes`). Optional: `sizeGb` decides it. When given it must be the id of the `sizeGb` size of this type in this data center (a clear error names the right id otherwise); it changes together with `sizeGb`.",
+    output: "Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes).",
+  },
+  teamId: {
+    change: "replace",
+    reported: "documented",
+    description:
+      "Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Default: none. The API has no volume update route, so this is set at creation only: changing it replaces the volume. Removing it from the program leaves the volume as it is.",
+    output: "Resource group (teamId), or null.",
+  },
+  adopt: {
+    change: "ignored",
+    reported: "never",
+    description:
+      "When a volume of this name already exists, take it over instead of failing (its data center, type and resource group must match; a smaller size is grown, a larger one is an error). The way to bring existing volumes under management (`pulumi import` does not work for dynamic resources). Default false. Never a change by itself.",
+  },
 } as const satisfies InputFields<VolumeInputs>;
 const diffSpec = diffSpecOf(VolumeInputs, inputFields, {
   // Names are unique: a replacement keeping its name must delete the old volume first.
@@ -446,14 +484,20 @@ async function check(ctx: HandlerContext | undefined, olds: Props, news: Props):
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
 export const VolumeOutputs = z.object({
-  datacenterName: z.string(),
-  volumeTypeName: z.string(),
-  failed: z.boolean(),
-  createdAt: z.string(),
+  datacenterName: z.string().describe("Data center name, e.g. `fra-1`."),
+  volumeTypeName: z.string().describe("Volume type name, e.g. `ssd`."),
+  failed: z
+    .boolean()
+    .describe(
+      "True when the API reports the volume in status Error (its creation failed): the next `up` replaces it. The attachment state is on `VolumeAttachment`, so attaching does not read as drift of the volume.",
+    ),
+  createdAt: z.string().describe("Creation time (ISO 8601)."),
 });
 
 export const volume: ResourceKind = {
   name: "Volume",
+  description:
+    "A block storage volume. Attach it to a virtual machine with a `VolumeAttachment`. Deleting it waits until it is Available (its attachments, which depend on it, are deleted first), bounded by `cloudinfra:jobTimeoutMs`.",
   inputs: { schema: VolumeInputs, fields: inputFields },
   outputs: VolumeOutputs,
   check: (olds: Props, news: Props, ctx?: HandlerContext) => check(ctx, olds, news),

@@ -61,9 +61,9 @@ describe.each(Object.entries(kinds))("the declaration of %s", (_name, kind) => {
 
 describe("inputs the API does not report back", () => {
   const fields = {
-    shown: { change: "inPlace", reported: "documented" },
-    extra: { change: "replace", reported: "undocumented" },
-    hidden: { change: "replace", reported: "never" },
+    shown: { change: "inPlace", reported: "documented", description: "Reported by a documented answer." },
+    extra: { change: "replace", reported: "undocumented", description: "Reported by an undocumented field." },
+    hidden: { change: "replace", reported: "never", description: "Never reported." },
   } as const;
 
   it("keep the program's value when the API is silent, and take the API's when it speaks", () => {
@@ -87,7 +87,10 @@ describe("inputs the API does not report back", () => {
       hidden: z.string().optional(),
       steer: z.boolean(),
     });
-    const spec = diffSpecOf(schema, { ...fields, steer: { change: "ignored", reported: "never", clearable: false } });
+    const spec = diffSpecOf(schema, {
+      ...fields,
+      steer: { change: "ignored", reported: "never", clearable: false, description: "d" },
+    });
     expect(spec).toMatchObject({
       inPlace: ["shown"],
       replaceOnChanges: ["extra", "hidden"],
@@ -111,22 +114,22 @@ describe("the declaration's types", () => {
   it("refuse a kind's input left unclassified, or a name that is not an input", () => {
     // @ts-expect-error: `adopt` is an input of Volume and is not classified.
     const missing: InputFields<VolumeInputs> = {
-      name: { change: "replace", reported: "documented" },
-      datacenterId: { change: "replace", reported: "documented" },
-      volumeTypeId: { change: "replace", reported: "documented" },
-      sizeGb: { change: "inPlace", reported: "documented" },
-      volumeSizeId: { change: "inPlace", reported: "documented" },
-      teamId: { change: "replace", reported: "documented" },
+      name: { change: "replace", reported: "documented", description: "d" },
+      datacenterId: { change: "replace", reported: "documented", description: "d" },
+      volumeTypeId: { change: "replace", reported: "documented", description: "d" },
+      sizeGb: { change: "inPlace", reported: "documented", description: "d" },
+      volumeSizeId: { change: "inPlace", reported: "documented", description: "d" },
+      teamId: { change: "replace", reported: "documented", description: "d" },
     };
     const stray = {
-      name: { change: "replace", reported: "documented" },
-      roleId: { change: "replace", reported: "undocumented" },
-      expiresInDays: { change: "replace", reported: "never" },
-      metadata: { change: "replace", reported: "undocumented" },
-      enabled: { change: "inPlace", reported: "documented" },
-      rotation: { change: "inPlace", reported: "never" },
+      name: { change: "replace", reported: "documented", description: "d" },
+      roleId: { change: "replace", reported: "undocumented", description: "d" },
+      expiresInDays: { change: "replace", reported: "never", description: "d" },
+      metadata: { change: "replace", reported: "undocumented", description: "d" },
+      enabled: { change: "inPlace", reported: "documented", description: "d" },
+      rotation: { change: "inPlace", reported: "never", description: "d" },
       // @ts-expect-error: `userId` is an output of ApiKey, not an input.
-      userId: { change: "inPlace", reported: "documented" },
+      userId: { change: "inPlace", reported: "documented", description: "d" },
     } satisfies InputFields<ApiKeyInputs>;
     expect([missing, stray]).toHaveLength(2);
   });
