@@ -3,9 +3,9 @@ import { CodedError } from "../client/error-codes";
 import { RoleName, type ApiKey as ApiApiKey } from "../api";
 import { ApiError, type CloudClient } from "../client";
 import { checkInputs } from "./check";
-import type { HandlerContext } from "./context";
+import { type HandlerContext, warnAbout } from "./context";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
-import { isNotFound, ResourceInitError } from "./errors";
+import { isNotFound, ResourceInitError, settledText } from "./errors";
 import type { ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
@@ -158,6 +158,24 @@ async function find(api: CloudClient, id: string, name: unknown): Promise<ApiApi
   return undefined;
 }
 
+/**
+ * Rotates the key: its new secret is in the answer only. A rotation whose answer was lost is sent once more (each
+ * rotation makes a new secret and voids the one before: the last answer received holds the secret that works).
+ */
+async function rotate(ctx: HandlerContext, api: CloudClient, keyId: string, name: string) {
+  try {
+    return await api.rotateApiKey({ params: { keyId } });
+  } catch (error) {
+    if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+    warnAbout(
+      ctx,
+      `API key "${name}"`,
+      `rotating key ${keyId} got no answer (${settledText(error)}), so its secret is not known: rotating it again`,
+    );
+    return api.rotateApiKey({ params: { keyId } });
+  }
+}
+
 const createBody = (inputs: ApiKeyInputs) =>
   Object.fromEntries(
     (["name", "roleId", "expiresInDays", "metadata"] as const)
@@ -200,7 +218,7 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
       }
       // The key exists but its secret was lost with the answer: rotating it gives us a secret nobody else holds.
       try {
-        created = await api.rotateApiKey({ params: { keyId: appeared[0] } });
+        created = await rotate(ctx, api, appeared[0]!, inputs.name);
       } catch (rotation) {
         // Recorded without a secret, never orphaned: the next update rotates it.
         const current = await find(api, appeared[0]!, inputs.name).catch(() => undefined);
@@ -250,7 +268,7 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
   let current: ApiApiKey | undefined;
   try {
     if (changed.includes("rotation") || keyUnknown(olds)) {
-      const rotated = await api.rotateApiKey({ params: { keyId: id } });
+      const rotated = await rotate(ctx, api, id, news.name);
       secret = rotated.key;
       current = rotated;
     }

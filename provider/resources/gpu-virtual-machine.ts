@@ -6,7 +6,7 @@ import { type CheckFailure, checkInputs, uuidInput } from "./check";
 import { type HandlerContext, progressAbout, warnAbout } from "./context";
 import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
-import { awaitJob, pollUntil, sleep } from "./jobs";
+import { awaitJob, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import type { ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
@@ -488,6 +488,8 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
   const api = ctx.api;
   const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
+  // A delete job that failed leaves the GPU VM as it was (its previous status): the delete is sent once more.
+  const resendAfter = resendAfterFailedJob(ctx, `GPU VM ${id}`, "delete");
   for (;;) {
     let jobId: string;
     try {
@@ -507,8 +509,12 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
       await sleep(current.pollIntervalMs, ctx.signal);
       continue;
     }
-    await awaitJob(ctx, jobId, `Deleting GPU VM ${id}`);
-    return;
+    try {
+      await awaitJob(ctx, jobId, `Deleting GPU VM ${id}`);
+      return;
+    } catch (error) {
+      if (!resendAfter(error)) throw error;
+    }
   }
 }
 

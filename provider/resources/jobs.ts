@@ -3,7 +3,7 @@ import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { Job } from "../api";
 import { duration } from "../client/progress";
 import { BatchedReader, type ListPage } from "../client/batched-reader";
-import type { HandlerContext } from "./context";
+import { type HandlerContext, warnAbout } from "./context";
 import { OperationCancelledError } from "./errors";
 
 const jobResourceNames: Record<string, string> = { vm: "VM", gpu: "GPU VM", volume: "volume", network: "network" };
@@ -64,6 +64,25 @@ export async function awaitJob(ctx: HandlerContext, jobId: string, what: string)
   } finally {
     clearInterval(ticker);
   }
+}
+
+/**
+ * The once-resend after a job that failed and left its resource as it was (a delete, detach or attach job): the first
+ * failed job answers `true` (send the request again) after a warning naming the resource, the job and the API's
+ * reason, e.g. `Deleting VM <id> failed: <reason> (job <id>, VM <id>); the delete is sent once more`. Any other error,
+ * and a second failed job, answer `false`: the caller throws them as they are.
+ */
+export function resendAfterFailedJob(
+  ctx: HandlerContext,
+  resource: string,
+  action: string,
+): (error: unknown) => boolean {
+  let failedJobs = 0;
+  return (error) => {
+    if (!(error instanceof JobFailedError) || failedJobs++ > 0) return false;
+    warnAbout(ctx, resource, `${error.message}; the ${action} is sent once more`);
+    return true;
+  };
 }
 
 /** Waits `ms`; the operation's cancellation (`signal`) ends the wait with its reason. */

@@ -7,7 +7,7 @@ import { type HandlerContext, progressAbout, warnAbout } from "./context";
 import { AMBIGUOUS_CREATE_SKEW_MS } from "./create-recovery";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { codeOfCause, isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
-import { awaitJob, batchedRead, pollUntil, sleep } from "./jobs";
+import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import type { ResourceKind } from "./kind";
 import { containsUnknown, plainInputs, type Props, UNKNOWN } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
@@ -791,7 +791,7 @@ export async function read(
 
 // ---------------------------------------------------------------- update
 
-async function resize(ctx: HandlerContext, detail: VmDetail, news: VirtualMachineInputs): Promise<void> {
+async function resize(ctx: HandlerContext, detail: VmDetail, news: VirtualMachineInputs, attempt = 1): Promise<void> {
   const vm = detail.virtualMachine;
   const target = news.configurationId;
   const to = isSize(news.configurationSize) ? news.configurationSize : await sizeOf(ctx, target);
@@ -810,14 +810,23 @@ async function resize(ctx: HandlerContext, detail: VmDetail, news: VirtualMachin
     jobId = (await ctx.api.resizeVm({ params: { id: vm.id }, body: { configurationId: target } })).jobId;
   } catch (error) {
     if (error instanceof ApiError && error.mayHaveSucceeded) {
-      // The answer was lost: the configuration the VM shows once its job ended says whether the resize took effect.
+      // The answer was lost: the configuration the VM shows once no job runs on it says whether the resize took
+      // effect. Not resized (the request was not carried out, or its job failed): sent once more, as an attach is.
       const after = await settledVm(ctx, vm.id);
-      if (after.virtualMachine.configurationId === target) return;
+      const still = after.virtualMachine.configurationId;
+      if (still === target) return;
+      if (attempt < 2) {
+        warnAbout(
+          ctx,
+          `VM "${vm.name}"`,
+          `the resize got no answer (${settledText(error)}) and the VM still has configuration ${still}: sending it again`,
+        );
+        return resize(ctx, after, news, attempt + 1);
+      }
       throw new CodedError(
         "NOTHING_CHANGED",
-        `Resizing VM "${vm.name}" to configuration ${target} got no answer (${error.apiMessage}), and the VM still ` +
-          `has configuration ${after.virtualMachine.configurationId}: nothing was resized; the next \`pulumi up\` ` +
-          "resizes it",
+        `Resizing VM "${vm.name}" to configuration ${target} got no answer twice (${settledText(error)}), and the VM ` +
+          `still has configuration ${still}: nothing was resized; the next \`pulumi up\` resizes it`,
         { cause: error },
       );
     }
@@ -1005,6 +1014,8 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
   if (props.shutdownBeforeDelete === true) await shutDown(ctx, id);
   const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
+  // A delete job that failed leaves the VM as it was (its previous status): the delete is sent once more.
+  const resendAfter = resendAfterFailedJob(ctx, `VM ${id}`, "delete");
   for (;;) {
     let jobId: string;
     try {
@@ -1022,8 +1033,12 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
       await sleep(current.pollIntervalMs, ctx.signal);
       continue;
     }
-    await awaitJob(ctx, jobId, `Deleting VM ${id}`);
-    return;
+    try {
+      await awaitJob(ctx, jobId, `Deleting VM ${id}`);
+      return;
+    } catch (error) {
+      if (!resendAfter(error)) throw error;
+    }
   }
 }
 

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { Volume as ApiVolume } from "../api";
-import { ApiError, JobFailedError } from "../client";
+import { ApiError } from "../client";
 import { checkInputs, uuidInput } from "./check";
-import { type HandlerContext, warnAbout } from "./context";
+import type { HandlerContext } from "./context";
 import { diffInputs } from "./diff";
 import { isConflict, isNotFound } from "./errors";
-import { awaitJob, sleep } from "./jobs";
+import { awaitJob, resendAfterFailedJob, sleep } from "./jobs";
 import type { ResourceKind } from "./kind";
 import type { Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
@@ -78,7 +78,12 @@ async function volumeOrNull(ctx: HandlerContext, volumeId: string): Promise<ApiV
  * Attaches the volume to the VM and waits for the job. When the volume is already attached to that VM (attached by
  * hand, or by an earlier run whose record was lost) the attachment is simply taken over: no request is sent.
  */
-async function attach(ctx: HandlerContext, inputs: VolumeAttachmentInputs, attempt = 1): Promise<Props> {
+async function attach(
+  ctx: HandlerContext,
+  inputs: VolumeAttachmentInputs,
+  attempt = 1,
+  resendAfter = resendAfterFailedJob(ctx, attachmentId(inputs.volumeId, inputs.virtualMachineId), "attach"),
+): Promise<Props> {
   const { volumeId, virtualMachineId } = inputs;
   const what = `Attaching volume ${volumeId} to virtual machine ${virtualMachineId}`;
   let volume: ApiVolume;
@@ -116,7 +121,7 @@ async function attach(ctx: HandlerContext, inputs: VolumeAttachmentInputs, attem
     const after = await settledVolume(ctx, volumeId, what);
     if (heldBy(after, virtualMachineId)) return outputsOf(after, virtualMachineId);
     // Nothing was attached: the attach is sent once more.
-    if (attempt < 2) return attach(ctx, inputs, attempt + 1);
+    if (attempt < 2) return attach(ctx, inputs, attempt + 1, resendAfter);
     throw new CodedError(
       "NOTHING_CHANGED",
       `${what} got no answer twice (${error.apiMessage}), and the volume is not attached to it: nothing was ` +
@@ -124,7 +129,13 @@ async function attach(ctx: HandlerContext, inputs: VolumeAttachmentInputs, attem
       { cause: error },
     );
   }
-  await awaitJob(ctx, jobId, `Attaching volume "${volume.name}" to virtual machine ${virtualMachineId}`);
+  try {
+    await awaitJob(ctx, jobId, `Attaching volume "${volume.name}" to virtual machine ${virtualMachineId}`);
+  } catch (error) {
+    // A failed attach job leaves the volume Available with no VM: the attach is sent once more.
+    if (resendAfter(error)) return attach(ctx, inputs, attempt, resendAfter);
+    throw error;
+  }
   return outputsOf(await ctx.api.getVolume({ params: { id: volumeId } }), virtualMachineId);
 }
 
@@ -162,7 +173,7 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const { volumeId, virtualMachineId } = parseId(id);
   const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
-  let failedJobs = 0;
+  const resendAfter = resendAfterFailedJob(ctx, id, "detach");
   for (;;) {
     const volume = await volumeOrNull(ctx, volumeId);
     if (!volume || !heldBy(volume, virtualMachineId)) return;
@@ -175,9 +186,9 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
         if (isNotFound(error)) return;
         // Another job started on the volume meanwhile, or the answer was lost: look again. A detach job that failed
         // leaves the volume attached: it is looked at (and the detach sent) once more.
-        if (error instanceof JobFailedError && failedJobs++ === 0) {
-          warnAbout(ctx, id, `Attachment ${id}: its detach job ${error.job.id} failed; the detach is sent once more`);
-        } else if (!isConflict(error) && !(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+        if (!resendAfter(error) && !isConflict(error) && !(error instanceof ApiError && error.mayHaveSucceeded)) {
+          throw error;
+        }
       }
     } else if (Date.now() > deadline) {
       throw new CodedError(

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { Volume as ApiVolume } from "../api";
-import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient, JobFailedError } from "../client";
+import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, type CheckResult, reasonFor, uuidInput } from "./check";
 import { type HandlerContext, warnAbout } from "./context";
 import { createUnique } from "./create-recovery";
 import { diffInputs } from "./diff";
-import { isConflict, isNotFound, ResourceInitError } from "./errors";
-import { awaitJob, batchedRead, pollUntil, sleep } from "./jobs";
+import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
+import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import type { ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
@@ -354,29 +354,40 @@ export async function update(ctx: HandlerContext, id: string, _olds: Props, news
       }
       return ctx.api.resizeVolume({ params: { id }, body: { newSizeGb: news.sizeGb, newVolumeSizeId } });
     };
-    const first = await sizeId();
-    let job: { jobId: string };
-    try {
-      job = await resize(first).catch(async (error: unknown) => {
+    const send = async () => {
+      const first = await sizeId();
+      return resize(first).catch(async (error: unknown) => {
         if (!refusedSize(error)) throw error;
         forgetSizes(ctx, volume.datacenter.id);
         const again = await sizeId();
         if (again === first) throw error;
         return resize(again);
       });
-    } catch (error) {
-      if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
-      // The answer was lost: the size the volume shows once its job ended says whether the resize took effect.
-      volume = await settledVolume(ctx, id, what);
-      if (volume.sizeGb !== news.sizeGb) {
-        throw new CodedError(
-          "NOTHING_CHANGED",
-          `${what} got no answer (${error.apiMessage}), and the volume is still ${volume.sizeGb} GB: nothing was ` +
-            "resized; the next `pulumi up` resizes it",
-          { cause: error },
+    };
+    let job: { jobId: string } | undefined;
+    for (let attempt = 1; job === undefined; attempt++) {
+      try {
+        job = await send();
+      } catch (error) {
+        if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+        // The answer was lost: the size the volume shows once no job runs on it says whether the resize took effect.
+        volume = await settledVolume(ctx, id, what);
+        if (volume.sizeGb === news.sizeGb) return outputsOf(news, volume);
+        if (attempt >= 2) {
+          throw new CodedError(
+            "NOTHING_CHANGED",
+            `${what} got no answer twice (${settledText(error)}), and the volume is still ${volume.sizeGb} GB: ` +
+              "nothing was resized; the next `pulumi up` resizes it",
+            { cause: error },
+          );
+        }
+        // Not resized (the request was not carried out, or its job failed): sent once more, as an attach is.
+        warnAbout(
+          ctx,
+          `volume "${volume.name}"`,
+          `the resize got no answer (${settledText(error)}) and the volume is still ${volume.sizeGb} GB: sending it again`,
         );
       }
-      return outputsOf(news, volume);
     }
     await awaitJob(ctx, job.jobId, what);
     volume = await getVolume(ctx, id);
@@ -399,13 +410,7 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   const outcome = await bulkDeleter(api).delete(id);
   // A delete job that failed leaves the volume as it was: the delete is sent once more (a replacement that deletes
   // first waits on it, and under --continue-on-error the engine never ends an up whose such delete failed).
-  let failedJobs = 0;
-  const resendAfter = (error: unknown): boolean => {
-    if (!(error instanceof JobFailedError) || failedJobs++ > 0) return false;
-    const why = error.job.error ?? "no error text given";
-    warnAbout(ctx, id, `Volume ${id}: its delete job ${error.job.id} failed (${why}); the delete is sent once more`);
-    return true;
-  };
+  const resendAfter = resendAfterFailedJob(ctx, id, "delete");
   if (outcome.kind === "deleted") {
     try {
       if (outcome.jobId !== null) await awaitJob(ctx, outcome.jobId, `Deleting volume ${id}`);
