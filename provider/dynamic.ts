@@ -1,6 +1,6 @@
-/* eslint-disable @typescript-eslint/no-require-imports -- the provider objects below are serialized into the stack
-   state and run later in Pulumi's dynamic-provider host: they must require the implementation by package name at
-   call time instead of capturing it. */
+/* eslint-disable @typescript-eslint/no-require-imports -- dynamicProvider loads the module of a kind's provider by
+   its path, chosen at run time (see there). */
+import * as path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { errorCodeOf } from "./client/error-codes";
 import {
@@ -16,6 +16,7 @@ import {
   type KindName,
   type Props,
 } from "./resources";
+import { providerOf } from "./dynamic-providers/provider";
 
 const PROVIDER_KEY = "__provider";
 
@@ -140,31 +141,33 @@ export function outputPlaceholders(kind: KindName): Record<string, undefined> {
 }
 
 /**
- * The dynamic provider of one resource kind. Its methods capture nothing but the kind's name: each requires the
- * package by name when called, so the serialized text holds no secret, no path and no client code.
+ * The dynamic provider of one resource kind, as the SDK classes give it to Pulumi, which serializes it into the state
+ * of every resource (twice: inputs and outputs). Where Pulumi's serializer can name it, it is the exports of the
+ * kind's module `@cloudinfra/pulumi/dynamic/<kind>`, serialized as a `require` of that module (~260 bytes instead of
+ * ~2.7 KB). The serializer names a module's exports when the module's path goes through node_modules and the
+ * package's manifest resolves from @pulumi/pulumi's own location; otherwise (a linked or `file:` install, a layout
+ * like pnpm's) it would write a path the package does not export, so an object that is no module's exports is given
+ * instead, serialized by value (providerOf): the same provider, the larger text.
  */
 export function dynamicProvider(kind: KindName): pulumi.dynamic.ResourceProvider {
-  return {
-    async configure(req) {
-      require("@cloudinfra/pulumi/provider").dynamicHandlers.configure(req);
-    },
-    async check(olds, news) {
-      return require("@cloudinfra/pulumi/provider").dynamicHandlers.check(kind, olds, news);
-    },
-    async diff(id, olds, news) {
-      return require("@cloudinfra/pulumi/provider").dynamicHandlers.diff(kind, id, olds, news);
-    },
-    async create(inputs) {
-      return require("@cloudinfra/pulumi/provider").dynamicHandlers.create(kind, inputs);
-    },
-    async read(id, props) {
-      return require("@cloudinfra/pulumi/provider").dynamicHandlers.read(kind, id, props);
-    },
-    async update(id, olds, news) {
-      return require("@cloudinfra/pulumi/provider").dynamicHandlers.update(kind, id, olds, news);
-    },
-    async delete(id, props) {
-      return require("@cloudinfra/pulumi/provider").dynamicHandlers.delete(kind, id, props);
-    },
-  };
+  const file = kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase();
+  const module = requiredByName(`./dynamic-providers/${file}`, `@cloudinfra/pulumi/dynamic/${file}`);
+  return module === undefined ? providerOf(kind) : (require(module) as pulumi.dynamic.ResourceProvider);
+}
+
+/**
+ * The path of the module `relative` when Pulumi's closure serializer would write its exports as `require(name)`;
+ * undefined when it would not, or when Node cannot load it as it is (sources run through a TypeScript loader).
+ */
+function requiredByName(relative: string, name: string): string | undefined {
+  try {
+    const file = require.resolve(relative);
+    const parts = path.relative(process.cwd(), file).split(path.sep);
+    const at = parts.indexOf("node_modules");
+    if (at < 0 || `${parts[at + 1]}/${parts[at + 2]}` !== "@cloudinfra/pulumi") return undefined;
+    const pulumiDir = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
+    return require.resolve(name, { paths: [pulumiDir] }) === file ? file : undefined;
+  } catch {
+    return undefined;
+  }
 }

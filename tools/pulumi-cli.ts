@@ -64,9 +64,17 @@ function hasGo(): boolean {
  * Copies a project directory (a Pulumi program or a policy pack: every file, not its node_modules) into `parent`,
  * and gives it the node_modules an `npm install` would: this package (`@cloudinfra/pulumi`, its `dist/` linked, as
  * the examples' `file:../..` dependency links it) and every package of the repository's own node_modules, linked.
- * Returns the copy's directory.
+ * With `install: "copy"`, this package's `dist/` and `@pulumi/pulumi` are copied instead, as an install from the
+ * registry lays them out: their real paths go through node_modules (what Pulumi's closure serializer looks at to
+ * write a module's exports as a `require` by package name). Returns the copy's directory.
  */
-export function prepareProject(source: string, parent: string, root: string = repositoryRoot()): string {
+export function prepareProject(
+  source: string,
+  parent: string,
+  root: string = repositoryRoot(),
+  options: { install?: "link" | "copy" } = {},
+): string {
+  const copy = options.install === "copy";
   const dir = path.join(parent, path.basename(source));
   fs.cpSync(source, dir, { recursive: true, filter: (file) => path.basename(file) !== "node_modules" });
   const modules = path.join(dir, "node_modules");
@@ -76,14 +84,23 @@ export function prepareProject(source: string, parent: string, root: string = re
   const [scope] = manifest.name.split("/");
   for (const entry of fs.readdirSync(installed)) {
     if (entry.startsWith(".") || entry === scope) continue;
-    fs.symlinkSync(path.join(installed, entry), path.join(modules, entry), "dir");
+    if (copy && entry === "@pulumi") {
+      fs.mkdirSync(path.join(modules, entry));
+      for (const inner of fs.readdirSync(path.join(installed, entry))) {
+        const from = path.join(installed, entry, inner);
+        const to = path.join(modules, entry, inner);
+        if (inner === "pulumi") fs.cpSync(from, to, { recursive: true });
+        else fs.symlinkSync(from, to, "dir");
+      }
+    } else fs.symlinkSync(path.join(installed, entry), path.join(modules, entry), "dir");
   }
   // The package itself: its manifest (for the `exports` map) and its build. Only dist/ is linked, not the repository,
   // so the CLI's scan of node_modules does not walk into the repository's own node_modules.
   const self = path.join(modules, ...manifest.name.split("/"));
   fs.mkdirSync(self, { recursive: true });
   fs.copyFileSync(path.join(root, "package.json"), path.join(self, "package.json"));
-  fs.symlinkSync(path.join(root, "dist"), path.join(self, "dist"), "dir");
+  if (copy) fs.cpSync(path.join(root, "dist"), path.join(self, "dist"), { recursive: true });
+  else fs.symlinkSync(path.join(root, "dist"), path.join(self, "dist"), "dir");
   return dir;
 }
 

@@ -1,0 +1,4 @@
+// The GpuVirtualMachine provider as this module's exports: see ../dynamic.ts, dynamicProvider.
+import { providerOf } from "./provider";
+
+export = providerOf("GpuVirtualMachine");
