@@ -229,27 +229,64 @@ it("an ApiKey create and its rotation whose answers were lost: the rotation is s
       "cloudinfra:pollIntervalMs": "20",
     },
   });
-  const keyProgram = () => {
-    const key = new ApiKey("key", { name: "lk-key" });
-    return { id: key.id, key: key.key };
+  const keyProgram =
+    (name = "lk-key", rotation?: string) =>
+    () => {
+      const key = new ApiKey("key", { name, rotation });
+      return { id: key.id, key: key.key };
+    };
+  /** The secret recorded works: it signs in. */
+  const signsIn = async (secret: string) => {
+    const probe = new CloudClient({ baseUrl: stack.emulator.baseUrl, auth: { apiKey: secret }, retry: { retries: 0 } });
+    await probe.check().finally(() => probe.close());
   };
   await stack.faults("createApiKey,status=503,after,count=1;rotateApiKey,drop,after,count=1");
   const mark = stack.mark();
-  const created = await up(keyProgram, options);
+  const created = await up(keyProgram(), options);
   await stack.faults("");
   const keys = (await stack.api.listApiKeys({ query: { search: "lk-key", limit: 100 } })).data;
   expect(keys.map((k) => k.id)).toEqual([created.outputs.id]);
   const secret = created.step("key").outputs.key as string;
   expect(keys[0]!.start).toBe(secret.slice(0, keys[0]!.start.length));
-  // The secret recorded is the one the last rotation made: it signs in.
-  const probe = new CloudClient({ baseUrl: stack.emulator.baseUrl, auth: { apiKey: secret }, retry: { retries: 0 } });
-  await probe.check();
-  await probe.close();
+  await signsIn(secret);
   const sent = (await stack.requests(mark)).filter((r) => r.route === "createApiKey" || r.route === "rotateApiKey");
   expect(sent.map((r) => r.route)).toEqual(["createApiKey", "rotateApiKey", "rotateApiKey"]);
   expect(sent.at(-1)!.status).toBe(200);
   expect(created.hostLog).toContain(`rotating key ${created.outputs.id} got no answer`);
   expect(created.hostLog).toContain("rotating it again");
   expect(created.hostLog).not.toContain(secret);
+
+  // A rotation asked for by the program (update), its answer lost: sent once more; the new secret works.
+  await stack.faults("rotateApiKey,status=503,after,count=1");
+  let since = stack.mark();
+  const rotated = await up(keyProgram("lk-key", "1"), options);
+  await stack.faults("");
+  expect(rotated.step("key").op).toBe("update");
+  const newSecret = rotated.step("key").outputs.key as string;
+  expect(newSecret).not.toBe(secret);
+  await signsIn(newSecret);
+  expect((await stack.requests(since)).filter((r) => r.route === "rotateApiKey").map((r) => r.status)).toEqual([
+    503, 200,
+  ]);
+
+  // The rotation's answer lost twice: the key is recorded without a secret (never orphaned), the next up rotates it.
+  const twice = stack.options({ config: options.config });
+  await stack.faults("createApiKey,status=503,after,count=1;rotateApiKey,status=503,after,count=2");
+  since = stack.mark();
+  const failed = await up(keyProgram("lt-key"), { ...twice, throwOnError: false });
+  await stack.faults("");
+  expect(errorsOf(failed)).toContain("its answer was lost and rotating it to learn a secret failed");
+  const partial = failed.state.resources.find((r) => r.name === "key")!;
+  expect(partial.id).toBeTruthy();
+  expect(partial.outputs.key).toBeUndefined();
+  expect((await stack.requests(since)).filter((r) => r.route === "rotateApiKey").map((r) => r.status)).toEqual([
+    503, 503,
+  ]);
+  const finished = await up(keyProgram("lt-key"), twice);
+  expect(finished.outputs.id).toBe(partial.id);
+  await signsIn(finished.step("key").outputs.key as string);
+  const left = (await stack.api.listApiKeys({ query: { search: "lt-key", limit: 100 } })).data;
+  expect(left.map((k) => k.id)).toEqual([partial.id]);
   await destroy(options);
+  await destroy(twice);
 });
