@@ -9,7 +9,8 @@ export interface ApiKeyArgs {
   name: pulumi.Input<string>;
   /**
    * Role limiting the key: `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's
-   * permissions. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
+   * permissions. Default: none, the key has every permission of the user who created it. Changing it replaces the
+   * key.
    */
   roleId?: pulumi.Input<"tenant-admin" | "tenant-user" | "vm-operator">;
   /** Days until the key expires (1–3650). Default 90 (the API's). Changing it replaces the key. */

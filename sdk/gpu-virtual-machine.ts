@@ -26,9 +26,9 @@ export interface GpuVirtualMachineBaseArgs {
    */
   teamId?: pulumi.Input<ResourceGroupRef>;
   /**
-   * `running` or `stopped`; the provider starts or stops the GPU VM to match. Default: no opinion (a new GPU VM
-   * runs, and later power changes are left alone). Some series cannot be started by the cloud provider (the API
-   * answers 501): `running` then fails with an error saying so. Changed in place.
+   * `running` or `stopped`; the provider starts or stops the GPU VM to match. Default: no opinion (a new GPU VM runs,
+   * and later power changes are left alone). Some series cannot be started by the cloud provider (the API answers
+   * 501): `running` then fails with an error saying so. Changed in place.
    */
   powerState?: pulumi.Input<"running" | "stopped">;
   /**

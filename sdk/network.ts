@@ -32,8 +32,8 @@ export interface NetworkArgs {
   /** DNS server addresses, at most 8. Changed in place. */
   dnsServers?: pulumi.Input<pulumi.Input<string>[]>;
   /**
-   * When a network of this name already exists, take it over instead of failing (its data center and type must
-   * match; the other properties are aligned to the program). The way to bring existing networks under management.
+   * When a network of this name already exists, take it over instead of failing (its data center and type must match;
+   * the other properties are aligned to the program). The way to bring existing networks under management.
    */
   adopt?: pulumi.Input<boolean>;
 }

@@ -27,8 +27,8 @@ export interface ResourceGroupArgs {
    */
   members?: pulumi.Input<pulumi.Input<string>[]>;
   /**
-   * When a group of this name already exists, take it over instead of failing (its parent and members are aligned
-   * to the program). The way to bring existing groups under management; `pulumi import` does not work for dynamic
+   * When a group of this name already exists, take it over instead of failing (its parent and members are aligned to
+   * the program). The way to bring existing groups under management; `pulumi import` does not work for dynamic
    * resources. Default false. Never causes a change by itself.
    */
   adopt?: pulumi.Input<boolean>;

@@ -14,8 +14,8 @@ export interface UserRoleArgs {
 /**
  * One role of one user, managed on its own: creating it grants the role, deleting it revokes it. The id is
  * `<userId>:<roleName>`. A role the user already holds is simply taken over. `refresh` drops the grant when the role
- * was revoked (or the user deleted), and the next `up` grants it again. Declare the user without `roleNames` when
- * its roles are granted this way: `roleNames`, when given, is the complete list and would revoke this role.
+ * was revoked (or the user deleted), and the next `up` grants it again. Declare the user without `roleNames` when its
+ * roles are granted this way: `roleNames`, when given, is the complete list and would revoke this role.
  */
 export class UserRole extends pulumi.dynamic.Resource {
   /** The user (UUID). */

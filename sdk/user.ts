@@ -70,7 +70,9 @@ export class User extends pulumi.dynamic.Resource {
   declare readonly name: pulumi.Output<string>;
   /** The entity (UUID) the user belongs to. */
   declare readonly entityId: pulumi.Output<string>;
-  /** Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift). */
+  /**
+   * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
+   */
   declare readonly roleNames: pulumi.Output<string[]>;
   /** Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`). */
   declare readonly roles: pulumi.Output<string[] | undefined>;
@@ -83,8 +85,8 @@ export class User extends pulumi.dynamic.Resource {
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
   /**
-   * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a
-   * UserRole of another stack would show as drift).
+   * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and
+   * a UserRole of another stack would show as drift).
    */
   declare readonly updatedAt: pulumi.Output<string | undefined>;
   /** Whether an existing user of this email may be taken over (as given). */

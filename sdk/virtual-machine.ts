@@ -33,8 +33,8 @@ export interface VirtualMachineArgs {
   /** Image (integer id of the catalog) the VM boots from. Changing it replaces the VM. */
   imageId: pulumi.Input<number>;
   /**
-   * Configuration (integer id of the catalog: cpu, ram, disk). Growing it is changed in place by a resize job (the
-   * VM may stop and restart). A VM cannot shrink in place: a smaller configuration is a check failure, unless
+   * Configuration (integer id of the catalog: cpu, ram, disk). Growing it is changed in place by a resize job (the VM
+   * may stop and restart). A VM cannot shrink in place: a smaller configuration is a check failure, unless
    * `allowReplaceOnShrink` is set, in which case the VM is replaced. The API lists no configurations, so the provider
    * learns a configuration's size read-only from the VMs of the entity that use it; when no VM does, the shrink is
    * only found when the API refuses the resize, which fails the update before anything else is changed.
@@ -87,8 +87,8 @@ export interface VirtualMachineArgs {
   resetTrigger?: pulumi.Input<string>;
   /**
    * Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed,
-   * it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a job,
-   * awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom
+   * it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a
+   * job, awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom
    * image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: "stopped"` together
    * with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on
    * refresh and the next `up` ends it). Changed in place.
@@ -103,8 +103,8 @@ export interface VirtualMachineArgs {
 
 /**
  * A virtual machine (one per resource). Adoption by name (`adopt`) does not apply: VM names are not unique in the
- * API, so a program creates its own VM, unless it names one to take over by id (`adoptId`). Its creation waits for the create job; a failed job records the VM
- * (status Error) in the stack, and the next `pulumi up` replaces it.
+ * API, so a program creates its own VM, unless it names one to take over by id (`adoptId`). Its creation waits for
+ * the create job; a failed job records the VM (status Error) in the stack, and the next `pulumi up` replaces it.
  */
 export class VirtualMachine extends pulumi.dynamic.Resource {
   /** Name of the VM. */
@@ -157,7 +157,10 @@ export class VirtualMachine extends pulumi.dynamic.Resource {
   declare readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
   /** `resetTrigger` as given at the last create or update. */
   declare readonly resetTrigger: pulumi.Output<string | undefined>;
-  /** The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or undefined. */
+  /**
+   * The rescue as the API reports it (the image id; `sourceType` as the program gave it, else `catalog`), or
+   * undefined.
+   */
   declare readonly rescue: pulumi.Output<{ sourceType: "catalog" | "custom"; sourceImageId: string } | undefined>;
   /** Whether the VM is in rescue mode (as `GET .../rescue` reports it). */
   declare readonly rescued: pulumi.Output<boolean>;

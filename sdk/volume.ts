@@ -20,8 +20,8 @@ export interface VolumeArgs {
   sizeGb: pulumi.Input<number>;
   /**
    * The API's id of the volume size (see `getVolumeSizes`). Optional: `sizeGb` decides it. When given it must be the
-   * id of the `sizeGb` size of this type in this data center (a clear error names the right id otherwise); it
-   * changes together with `sizeGb`.
+   * id of the `sizeGb` size of this type in this data center (a clear error names the right id otherwise); it changes
+   * together with `sizeGb`.
    */
   volumeSizeId?: pulumi.Input<number>;
   /**

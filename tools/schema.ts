@@ -12,13 +12,11 @@ import * as path from "node:path";
 import ts from "typescript";
 import { z } from "zod";
 import { repositoryRoot } from "./pulumi-cli";
+import { sdkFile } from "./sdk-docs";
 import { PACKAGE, token } from "../provider/plugin/tokens";
 import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../provider/resources";
-import type { ResourceKind } from "../provider/resources/kind";
+import { outputDescriptions, type ResourceKind } from "../provider/resources/kind";
 import { dataFunctions } from "../provider/resources/lookups";
-
-/** The SDK file of a kind (kebab case of its name). */
-const sdkFile = (kind: string) => `${kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}.ts`;
 
 type JsonSchema = Record<string, unknown> & {
   type?: string | string[];
@@ -189,24 +187,14 @@ function inputDocs(kind: ResourceKind): Map<string, Declared> {
   return new Map(Object.entries(kind.inputs.fields).map(([key, field]) => [key, { description: field.description }]));
 }
 
-/**
- * The kind's outputs as its declaration describes them: each input as an output (its `output` description, else the
- * input's; an object value as the API reports it), then the outputs beyond the inputs.
- */
+/** The kind's outputs as its declaration describes them (an object value as the API reports it too). */
 function outputDocs(kind: ResourceKind): Map<string, Declared> {
-  const docs = new Map<string, Declared>();
-  for (const [key, field] of Object.entries(kind.inputs.fields)) {
-    if (!(key in kind.inputs.schema.shape)) continue;
-    const reported = field.reportedShape;
-    docs.set(key, {
-      description: field.output ?? field.description,
-      ...(reported ? { shape: () => describedObject(reported) } : {}),
-    });
-  }
-  for (const [key, value] of Object.entries(kind.outputs.shape)) {
-    docs.set(key, { description: (value as z.ZodType).description });
-  }
-  return docs;
+  return new Map(
+    [...outputDescriptions(kind)].map(([key, { description, reportedShape }]) => [
+      key,
+      { description, ...(reportedShape ? { shape: () => describedObject(reportedShape) } : {}) },
+    ]),
+  );
 }
 
 // ---------------------------------------------------------------- zod (JSON Schema) to Pulumi schema types

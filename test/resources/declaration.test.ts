@@ -3,6 +3,7 @@ import { z } from "zod";
 import type * as sdk from "../../sdk";
 import { kinds } from "../../provider/resources";
 import { diffSpecOf, inputsAsReported, type InputFields } from "../../provider/resources/fields";
+import { outputDescriptions } from "../../provider/resources/kind";
 import type { ApiKeyInputs } from "../../provider/resources/api-key";
 import type { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
 import type { NetworkInputs } from "../../provider/resources/network";
@@ -28,6 +29,10 @@ function other(value: unknown): unknown {
 describe.each(Object.entries(kinds))("the declaration of %s", (_name, kind) => {
   const { schema, fields } = kind.inputs;
   const inputNames = Object.keys(schema.shape);
+
+  it("describes every output (the outputs beyond the inputs: .describe() on the zod outputs)", () => {
+    expect(() => outputDescriptions(kind)).not.toThrow();
+  });
 
   it("classifies every input of its schema", () => {
     const unclassified = inputNames.filter((name) => !(name in fields));
