@@ -2,7 +2,7 @@
    its path, chosen at run time (see there). */
 import * as path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import { errorCodeOf } from "./client/error-codes";
+import { errorCodeOf, messageWithCode, withCode } from "./client/error-codes";
 import {
   checkResource,
   configuration,
@@ -35,6 +35,7 @@ function wire<T>(value: T): T {
  * on its stderr, which the engine shows under the Stack (with the paths of every stack frame), then sends the error's
  * message to the engine, which shows it with the resource. So the message goes to the engine only, and the stderr
  * line only says which resource failed (`cloudinfra: reading Network <id> failed (the error is shown with the resource)`).
+ * The message ends with the code of the error it reports (`… [NOT_FOUND]`, {@link withCode}).
  */
 export class HostError extends Error {
   override name = "cloudinfra";
@@ -56,8 +57,24 @@ async function reported<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    throw new HostError(error instanceof Error ? error.message : String(error), what, error);
+    throw new HostError(messageWithCode(error), what, error);
   }
+}
+
+/**
+ * A failed create or update as the engine receives it: the message and, for a resource that exists but failed
+ * (ResourceInitError: the engine shows its reasons), each reason followed by the error's code; such a failure's
+ * properties also carry `__provider`. The host reads only the message, id, properties and reasons.
+ */
+function forEngine(error: unknown, provider: unknown): unknown {
+  if (!(error instanceof Error)) return new Error(messageWithCode(error));
+  const code = errorCodeOf(error);
+  error.message = withCode(error.message, code);
+  if (error instanceof ResourceInitError) {
+    error.properties = wire({ ...error.properties, [PROVIDER_KEY]: provider });
+    error.reasons.splice(0, Infinity, ...error.reasons.map((reason) => withCode(reason, code)));
+  }
+  return error;
 }
 
 /** The stack's `cloudinfra:*` values, as the host's Configure gave them (the environment alone until then). */
@@ -100,10 +117,7 @@ export const dynamicHandlers = {
     try {
       return wire(await kinds[kind].create(operationContext(), withoutProvider(inputs)));
     } catch (error) {
-      if (error instanceof ResourceInitError) {
-        error.properties = wire({ ...error.properties, [PROVIDER_KEY]: inputs[PROVIDER_KEY] });
-      }
-      throw error;
+      throw forEngine(error, inputs[PROVIDER_KEY]);
     }
   },
   async read(kind: KindName, id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
@@ -118,10 +132,7 @@ export const dynamicHandlers = {
         outs: wire(await kinds[kind].update(operationContext(), id, withoutProvider(olds), withoutProvider(news))),
       };
     } catch (error) {
-      if (error instanceof ResourceInitError) {
-        error.properties = wire({ ...error.properties, [PROVIDER_KEY]: news[PROVIDER_KEY] });
-      }
-      throw error;
+      throw forEngine(error, news[PROVIDER_KEY]);
     }
   },
   async delete(kind: KindName, id: string, props: Props): Promise<void> {

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { configuration, handlerContext, type HandlerContext } from "../provider/resources";
+import { messageWithCode } from "../provider/client/error-codes";
 
 /**
  * The context of a data function called from the program, read at each call: stack config `cloudinfra:*` (the same
@@ -14,4 +15,16 @@ export function programContext(): HandlerContext {
       Object.keys(pulumi.runtime.allConfig()),
     ),
   });
+}
+
+/**
+ * Runs data function `name` in the program. A failure is a RunError (printed without a stack: a message for the user)
+ * `name: <message> [CODE]`, the code as README's "Error codes" lists it, as the plugin's invokes report theirs.
+ */
+export async function inProgram<T>(name: string, call: (ctx: HandlerContext) => Promise<T>): Promise<T> {
+  try {
+    return await call(programContext());
+  } catch (error) {
+    throw new pulumi.RunError(`${name}: ${messageWithCode(error)}`);
+  }
 }

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as api from "../provider/api";
 import { availableCombinations } from "../provider/resources/data";
-import { programContext } from "./data-context";
+import { inProgram } from "./data-context";
 
 // The types below are written out rather than re-exported from the zod contract: a program's declarations must not
 // reach zod's (which fail `tsc` without `skipLibCheck`/`esModuleInterop`, the settings of Pulumi's templates). The
@@ -131,8 +131,10 @@ export interface GetGpuInventoryResult {
  */
 export async function getGpuInventory(args: GetGpuInventoryArgs = {}): Promise<GetGpuInventoryResult> {
   const query = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-  const series = await programContext().api.gpuInventory({ query });
-  return { series, available: availableCombinations(series) };
+  return inProgram("getGpuInventory", async (ctx) => {
+    const series = await ctx.api.gpuInventory({ query });
+    return { series, available: availableCombinations(series) };
+  });
 }
 
 /** {@link getGpuInventory} with arguments that may be outputs; the result is an output. */
@@ -157,7 +159,7 @@ export interface GetVolumeSizesOutputArgs {
  * Volume), with the provider's configuration.
  */
 export async function getVolumeSizes(args: GetVolumeSizesArgs): Promise<VolumeSizes> {
-  return programContext().api.volumeSizes({ params: { id: args.datacenterId } });
+  return inProgram("getVolumeSizes", (ctx) => ctx.api.volumeSizes({ params: { id: args.datacenterId } }));
 }
 
 /** {@link getVolumeSizes} with arguments that may be outputs; the result is an output. */

@@ -6,7 +6,7 @@ import type { GpuVirtualMachine } from "./gpu-virtual-machine";
 import type { ResourceGroup } from "./resource-group";
 import type { User } from "./user";
 import { dataFunctions } from "../provider/resources/lookups";
-import { programContext } from "./data-context";
+import { inProgram } from "./data-context";
 
 // The read side: one resource by id or exact name, lists with the API's filters, and who the caller is. The calls run
 // in the program's process with its configuration (as getGpuInventory does); the plugin SDK offers the same functions
@@ -46,13 +46,7 @@ async function call<T>(name: string, args: object): Promise<T> {
     });
     throw new pulumi.RunError(`${name}: ${reasons.join("; ")}`);
   }
-  const ctx = programContext();
-  try {
-    return (await fn.call(ctx, parsed.data as never)) as T;
-  } catch (error) {
-    // A message for the user, printed without a stack (the runtime prints one for any other error).
-    throw new pulumi.RunError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  return inProgram(name, async (ctx) => (await fn.call(ctx, parsed.data as never)) as T);
 }
 
 function output<A extends object, T>(name: string, args: InputsOf<A>): pulumi.Output<T> {

@@ -283,6 +283,27 @@ export function errorCodeOf(error: unknown): string | undefined {
   return typeof code === "string" && errorEntry(code) ? code : undefined;
 }
 
+/** A code tag at the end of a message, as {@link withCode} writes it (`… [JOB_TIMEOUT]`). */
+const TRAILING_TAG = / \[([A-Z][A-Z0-9_]*)\]$/;
+
+/**
+ * A message as the hosts hand it to the engine (and `pulumi up` prints it): followed by its code, e.g.
+ * `Timed out after 600 s … [JOB_TIMEOUT]`, the key of README's "Error codes". One tag only: a tag the message already
+ * ends with (an error that wraps a tagged one) is replaced by `code`. The code comes from the catalogue, never from
+ * data, so no value reaches the text through it. Without a code, the message is unchanged.
+ */
+export function withCode(message: string, code: string | undefined): string {
+  if (code === undefined) return message;
+  const match = TRAILING_TAG.exec(message);
+  const untagged = match && errorEntry(match[1]!) ? message.slice(0, match.index) : message;
+  return `${untagged} [${code}]`;
+}
+
+/** An error's message followed by its documented code ({@link withCode}): what a host hands to the engine. */
+export function messageWithCode(error: unknown): string {
+  return withCode(error instanceof Error ? error.message : String(error), errorCodeOf(error));
+}
+
 /** The advice of every wait bounded by `cloudinfra:jobTimeoutMs`, followed by what to run next. */
 export function raiseJobTimeout(then: string): string {
   return `raise cloudinfra:jobTimeoutMs if the cloud is slow, then ${then}`;

@@ -36,7 +36,7 @@ import {
   type ResourceKind,
 } from "../resources";
 import type { ProgressLog } from "../client/progress";
-import { CodedError, errorCodeOf } from "../client/error-codes";
+import { CodedError, errorCodeOf, messageWithCode, withCode } from "../client/error-codes";
 import { dataFunctions } from "../resources/lookups";
 import { UNKNOWN, unwrap, wrap } from "./properties";
 import schema from "./schema.json";
@@ -133,18 +133,22 @@ function schemaSecrets(name: KindName): string[] {
   return Object.keys(properties).filter((k) => properties[k]!.secret === true);
 }
 
-/** An error as gRPC reports it; an initialisation failure carries the resource's id and properties. */
+/**
+ * An error as gRPC reports it: its message followed by its code (`… [JOB_TIMEOUT]`, what `pulumi up` prints), the code
+ * also as metadata; an initialisation failure carries the resource's id, properties and reasons (the engine prints
+ * those instead of the message: each ends with the code too).
+ */
 function grpcError(error: unknown, secrets: Iterable<string>, acceptSecrets: boolean): grpc.ServiceError {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageWithCode(error);
   const metadata = new grpc.Metadata();
-  // The catalogue code (README's "Error codes") for tools that read the gRPC error; the message stays as it was.
+  // The catalogue code (README's "Error codes") for tools that read the gRPC error.
   const code = errorCodeOf(error);
   if (code !== undefined) metadata.add("cloudinfra-error-code", code);
   if (error instanceof ResourceInitError) {
     const detail = new provider.ErrorResourceInitFailed();
     detail.setId(error.id);
     detail.setProperties(wrap(error.properties, secrets, acceptSecrets));
-    detail.setReasonsList(error.reasons);
+    detail.setReasonsList(error.reasons.map((reason) => withCode(reason, code)));
     const any = new Any();
     any.pack(detail.serializeBinary(), "pulumirpc.ErrorResourceInitFailed");
     const state = new status.Status();
@@ -383,7 +387,8 @@ export class ProviderServer {
         await verifyCredentials(this.contextOf(config));
         return [];
       } catch (error) {
-        return [error instanceof Error ? error.message : String(error)];
+        // A refused credential is an error, not a malformed setting: its reason carries its code like any error.
+        return [messageWithCode(error)];
       }
     })();
     return response.setFailuresList(
