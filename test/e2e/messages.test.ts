@@ -6,12 +6,15 @@
  * stack, under the Stack, before the engine printed its message). A diff that throws cannot be provoked through a
  * program (every kind's diff is a pure comparison); it goes through the same adapter as check, read and delete.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { CommandError, type Stack } from "@pulumi/pulumi/automation";
 import { describe, expect, it } from "vitest";
 import * as cloudinfra from "../../sdk";
 import { cliRuns, cliWorld, describeCli, runsWithStackFrames, STACK_FRAME } from "./helpers";
 import { resource, useLauncher } from "../plugin/launcher";
+import { errorCodesTable, readmeTableRows } from "../../tools/readme-tables";
 
 useLauncher();
 const world = await cliWorld();
@@ -83,6 +86,12 @@ function diagnostics(text: string): Map<string, string> {
 
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
+/** The codes of README's generated "Error codes" table, as its first column shows them (`` `JOB_FAILED` ``). */
+const documentedCodes = readmeTableRows(
+  fs.readFileSync(path.resolve(__dirname, "../../README.md"), "utf8"),
+  errorCodesTable,
+).map((row) => row[0]!.replaceAll("`", ""));
+
 /**
  * The run's output shows no stack frame; `message` is shown once, with `resource` (`Kind (name)`), and not under the
  * Stack, which has at most a line saying which resource failed.
@@ -108,7 +117,7 @@ function lifecycle(host: Host) {
   const prefix = host === "dynamic" ? "msg-d" : "msg-p";
   let stack: Stack;
 
-  it("a failed VM create names its job and its VM, once, with the resource", async () => {
+  it("a failed VM create names its job and its VM, then its code (documented in the README), once, with the resource", async () => {
     stack = await world.stack("quickstart", program(host, prefix), { ...world.config, "cloudinfra:maxRetries": "0" });
     await world.faults("job=vm.create,fail=VM quota exceeded,count=1");
     const run = await output(stack.up({ color: "never" })).finally(() => world.faults(""));
@@ -118,8 +127,11 @@ function lifecycle(host: Host) {
       host,
       run.text,
       "VirtualMachine (vm)",
-      new RegExp(`Creating VM "${prefix}-vm" failed: VM quota exceeded \\(job (${UUID}), VM ${vmId}\\)`),
+      new RegExp(`Creating VM "${prefix}-vm" failed: VM quota exceeded \\(job (${UUID}), VM ${vmId}\\) \\[(\\w+)\\]`),
     );
+    // The code right after the message, what README's "Error codes" table is keyed by.
+    expect(message.endsWith(" [JOB_FAILED]"), message).toBe(true);
+    expect(documentedCodes).toContain("JOB_FAILED");
     const jobId = new RegExp(UUID).exec(message.slice(message.indexOf("(job")))![0];
     const [job] = (await world.api.queryJobs({ body: { jobIds: [jobId] } })).jobs;
     expect(job).toMatchObject({ status: "failed", resourceId: vmId, error: "VM quota exceeded" });
