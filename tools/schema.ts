@@ -12,10 +12,10 @@ import * as path from "node:path";
 import ts from "typescript";
 import { z } from "zod";
 import { repositoryRoot } from "./pulumi-cli";
-import { sdkFile } from "./sdk-docs";
+import { outputDescriptions, sdkFile } from "./descriptions";
 import { PACKAGE, token } from "../provider/plugin/tokens";
 import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../provider/resources";
-import { outputDescriptions, type ResourceKind } from "../provider/resources/kind";
+import type { ResourceKind } from "../provider/resources/kind";
 import { dataFunctions } from "../provider/resources/lookups";
 
 type JsonSchema = Record<string, unknown> & {

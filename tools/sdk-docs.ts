@@ -12,10 +12,8 @@ import ts from "typescript";
 import { z } from "zod";
 import { repositoryRoot } from "./pulumi-cli";
 import { kinds, type KindName } from "../provider/resources";
-import { outputDescriptions, type ResourceKind } from "../provider/resources/kind";
-
-/** The SDK file of a kind (kebab case of its name), under sdk/. */
-export const sdkFile = (kind: string) => `${kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}.ts`;
+import type { ResourceKind } from "../provider/resources/kind";
+import { outputDescriptions, sdkFile } from "./descriptions";
 
 /** The repository's Prettier width: a doc that fits in it is one line. */
 const width = 120;

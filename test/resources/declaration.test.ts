@@ -3,7 +3,7 @@ import { z } from "zod";
 import type * as sdk from "../../sdk";
 import { kinds } from "../../provider/resources";
 import { diffSpecOf, inputsAsReported, type InputFields } from "../../provider/resources/fields";
-import { outputDescriptions } from "../../provider/resources/kind";
+import { outputDescriptions } from "../../tools/descriptions";
 import type { ApiKeyInputs } from "../../provider/resources/api-key";
 import type { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
 import type { NetworkInputs } from "../../provider/resources/network";

@@ -5,7 +5,8 @@ import { z } from "zod";
 import { kinds, type KindName } from "../../provider/resources";
 import type { ResourceKind } from "../../provider/resources/kind";
 import { repositoryRoot } from "../../tools/pulumi-cli";
-import { sdkDocsText, sdkFile, withDocs } from "../../tools/sdk-docs";
+import { sdkFile } from "../../tools/descriptions";
+import { sdkDocsText, withDocs } from "../../tools/sdk-docs";
 
 const root = repositoryRoot();
 const sdkSource = (kind: KindName) => fs.readFileSync(path.join(root, "sdk", sdkFile(kind)), "utf8");
