@@ -43,7 +43,7 @@ describe("schema.json", () => {
     expect(fs.readFileSync(schemaPath(root), "utf8")).toBe(await schemaText(root));
   });
 
-  it("describes every resource, function, type and property (nested types too, from the SDK's declarations)", () => {
+  it("describes every resource, function, type and property (nested types too, from the declarations)", () => {
     type Properties = Record<string, { description?: string }>;
     type Described = { description?: string };
     const schema = JSON.parse(fs.readFileSync(schemaPath(root), "utf8")) as {
