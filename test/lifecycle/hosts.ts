@@ -70,12 +70,14 @@ export function harnessStack(options: RunOptions): HostStack {
   const run = async (go: () => Promise<RunResult>): Promise<Outcome> => {
     const result = await go();
     const ops: Record<string, Op> = {};
+    const replaces: Record<string, string[]> = {};
     for (const step of result.steps.filter((s) => s.custom)) {
       ops[step.name] =
         step.op === "replace" && step.diff?.deleteBeforeReplace === true ? "replace-delete-first" : (step.op as Op);
+      if (step.op === "replace") replaces[step.name] = [...(step.diff?.replaces ?? [])];
     }
     const error = result.errors.map((e) => `${e.urn?.split("::").pop() ?? ""}: ${e.message}`).join("\n");
-    return { ops, error: result.ok ? undefined : error };
+    return { ops, replaces, error: result.ok ? undefined : error };
   };
   const quiet = { ...options, throwOnError: false };
   const program = (declared: Program) => () => registerProgram("dynamic", declared);
@@ -102,13 +104,29 @@ export function harnessStack(options: RunOptions): HostStack {
 const ours = (type: string) => type.startsWith(TOKEN) || type.startsWith(DYNAMIC_TYPE);
 const nameOf = (urn: string) => urn.split("::").pop()!;
 
-/** The engine's operations per resource, from its events: a replacement's order by which half came first. */
-function recorder(): { onEvent: (event: EngineEvent) => void; ops: () => Record<string, Op> } {
+/** The engine's steps of a replacement. */
+const REPLACEMENT = ["create-replacement", "replace", "delete-replaced"];
+
+/**
+ * The engine's operations per resource, from its events: a replacement's order by which half came first, and the
+ * properties it is for (the keys of its steps).
+ */
+function recorder(): {
+  onEvent: (event: EngineEvent) => void;
+  ops: () => Record<string, Op>;
+  replaces: Record<string, string[]>;
+} {
   const seen: Record<string, string[]> = {};
+  const replaces: Record<string, string[]> = {};
   return {
+    replaces,
     onEvent(event) {
       const meta = event.resourcePreEvent?.metadata;
-      if (meta !== undefined && ours(meta.type)) (seen[nameOf(meta.urn)] ??= []).push(meta.op);
+      if (meta === undefined || !ours(meta.type)) return;
+      const name = nameOf(meta.urn);
+      (seen[name] ??= []).push(meta.op);
+      if (REPLACEMENT.includes(meta.op))
+        replaces[name] = [...new Set([...(replaces[name] ?? []), ...(meta.keys ?? [])])];
     },
     ops: () =>
       Object.fromEntries(
@@ -153,7 +171,7 @@ function cliHostStack(stack: Stack, declare: (program: Program) => void): HostSt
       () => undefined,
       (e: unknown) => (e instanceof CommandError ? String(e) : Promise.reject(e)),
     );
-    return { ops: recorded.ops(), error };
+    return { ops: recorded.ops(), replaces: recorded.replaces, error };
   };
   const options = { color: "never" as const, continueOnError: true };
   return {
@@ -238,6 +256,7 @@ export function rpcStack(driver: Driver): HostStack {
   return {
     async up(program) {
       const ops: Record<string, Op> = {};
+      const replaces: Record<string, string[]> = {};
       const errors: string[] = [];
       const ids: Record<string, string> = {};
       const replaced: [string, Recorded][] = [];
@@ -256,6 +275,7 @@ export function rpcStack(driver: Driver): HostStack {
             const diff = await driver.diff(kind, old.id, old.outputs, checked.inputs, old.inputs);
             const changed = diff.getChanges() === provider.DiffResponse.DiffChanges.DIFF_SOME;
             if (diff.getReplacesList().length > 0) {
+              replaces[name] = diff.getReplacesList();
               const fresh = (await driver.check(kind, news, {})).inputs;
               if (diff.getDeletebeforereplace()) {
                 ops[name] = "replace-delete-first";
@@ -288,13 +308,14 @@ export function rpcStack(driver: Driver): HostStack {
         }
       }
       if (errors.length === 0) {
+        // dependents first, as the engine deletes: a replaced volume after the attachment replaced with it
         const gone = [...state.entries()].filter(([name]) => program[name] === undefined).reverse();
-        for (const [name, recorded] of [...gone, ...replaced]) {
+        for (const [name, recorded] of [...gone, ...replaced.reverse()]) {
           if (program[name] === undefined) ops[name] = "delete";
           await remove(name, recorded).catch((error: unknown) => errors.push(message(name, error)));
         }
       }
-      return { ops, error: errors.length === 0 ? undefined : errors.join("\n") };
+      return { ops, replaces, error: errors.length === 0 ? undefined : errors.join("\n") };
     },
     async preview(program) {
       const errors: string[] = [];

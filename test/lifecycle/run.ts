@@ -28,6 +28,8 @@ import {
 /** What a host reports of one operation: the engine's operation per resource (up, destroy) and its error. */
 export interface Outcome {
   ops: Record<string, Op>;
+  /** Per replaced resource, the properties the replacement is for (the engine's replace keys). */
+  replaces?: Record<string, string[]>;
   error?: string;
 }
 
@@ -52,10 +54,11 @@ export interface LifecycleWorld {
   emulator: {
     bootstrap: {
       fixtures: {
-        configurations: { id: number; cpu: number }[];
+        configurations: { id: number; cpu: number; ram: number }[];
         gpuSeries: { id: number; code: string }[];
         rescueImages: { id: string }[];
       };
+      users: { admin: { id: string } };
     };
   };
 }
@@ -82,13 +85,16 @@ export async function lifecycleFixtures(world: LifecycleWorld): Promise<Fixtures
         .map((a) => ({ seriesId: s.seriesId, datacenterId: a.datacenterId })),
     )[0]!;
   const ssd = (await world.api.volumeSizes({ params: { id: fra!.id } })).volumeTypes[0]!;
+  const size = ({ id, cpu, ram }: { id: number; cpu: number; ram: number }) => ({ id, cpu, ram });
   return {
     fra: fra!.id,
     ams: ams!.id,
-    medium: { id: configurations[1]!.id, cpu: configurations[1]!.cpu },
-    ssd: { id: ssd.id, tenGbSizeId: ssd.availableSizes.find((s) => s.sizeGb === 10)!.id },
+    small: size(configurations[0]!),
+    medium: size(configurations[1]!),
+    ssd: { id: ssd.id, sizeIds: Object.fromEntries(ssd.availableSizes.map((s) => [s.sizeGb, s.id])) },
     gpu,
     rescueImage: { id: rescueImages[0]!.id },
+    keyOwner: world.emulator.bootstrap.users.admin.id,
   };
 }
 
@@ -261,6 +267,11 @@ function sequence(
               ]),
             );
             expect(actual, context).toEqual(expected);
+            for (const [resource, keys] of Object.entries((entry as Step).replaces ?? {})) {
+              expect([...(played.outcome.replaces?.[resource] ?? [])].sort(), `${resource} replaced for`).toEqual(
+                [...keys].sort(),
+              );
+            }
             for (const text of (entry as Step).fails ?? []) expect(played.outcome.error ?? "", context).toContain(text);
             await (entry as Step).api?.({ ...played.ctx, made });
           });

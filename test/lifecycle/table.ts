@@ -64,13 +64,17 @@ export interface InState {
 export interface Fixtures {
   fra: string;
   ams: string;
+  /** The first configuration (id 1), the VMs' own. */
+  small: { id: number; cpu: number; ram: number };
   /** The second configuration: a VM resized to it grows. */
-  medium: { id: number; cpu: number };
-  /** The first volume type of `fra`, and its 10 GB size id (for volumes made through the API). */
-  ssd: { id: number; tenGbSizeId: number };
+  medium: { id: number; cpu: number; ram: number };
+  /** The first volume type of `fra`, and its size ids by size in GB. */
+  ssd: { id: number; sizeIds: Record<number, number> };
   /** A GPU series and data center offering 1 and 2 GPUs. */
   gpu: { seriesId: number; datacenterId: string };
   rescueImage: { id: string };
+  /** The user the stack signs in as: the owner of the API keys it creates. */
+  keyOwner: string;
 }
 
 /** What a step's API actions and assertions get. */
@@ -100,6 +104,8 @@ export interface Step {
   faults?: string[];
   /** What the engine must do to each named resource (up, destroy), or what refresh must find. */
   ops?: Record<string, Op | Refreshed>;
+  /** Per replaced resource, the properties the replacement must be for (in any order). */
+  replaces?: Record<string, string[]>;
   /** Texts the operation's error must contain (a step meant to fail). */
   fails?: string[];
   /** What the API (and the state) must hold afterwards. */
@@ -290,6 +296,13 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
     },
   });
   const vmChanged = { name: `${P}-vm-2`, configurationId: f.medium.id, resetTrigger: "r1" };
+  /** Replaced: another image in another data center. */
+  const vmMoved = { ...vmChanged, imageId: 2, datacenterId: f.ams };
+  /** A resource group made through the API for `kind` (its id in `made`, as a ResourceGroup's `id` gives it). */
+  const groupFor = (name: string) => async (ctx: Ctx) => {
+    ctx.made[name] = String((await ctx.api.createTeam({ body: { name: `${P}-${name}` } })).teamId);
+  };
+  const dropGroup = (ctx: Ctx, name: string) => ctx.api.deleteTeam({ params: { id: Number(ctx.made[name]) } });
   const virtualMachine: KindTable = {
     kind: "VirtualMachine",
     subject: "vm",
@@ -300,7 +313,21 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         api: async (ctx) => {
           const live = await ctx.api.getVm({ params: { id: idOf(ctx, "vm") } });
           expect(live.status).toBe("Running");
-          expect(live.virtualMachine).toMatchObject({ name: `${P}-vm`, imageId: 1, configurationId: 1 });
+          expect(live.virtualMachine).toMatchObject({
+            name: `${P}-vm`,
+            imageId: 1,
+            configurationId: f.small.id,
+            cpu: f.small.cpu,
+            teamId: null,
+            datacenter: { id: f.fra },
+          });
+          expect(ctx.state.vm?.outputs).toMatchObject({
+            status: "Running",
+            powerState: "running",
+            cpu: f.small.cpu,
+            privateIp: live.virtualMachine.primaryPrivateIp,
+          });
+          expect(ctx.state.vm?.outputs.publicIp ?? null).toBeNull();
           expect((await ctx.api.getVm({ params: { id: idOf(ctx, "vmx") } })).status).toBe("Rescued");
           expect(await ctx.api.getRescue({ params: { id: idOf(ctx, "vmx") } })).toMatchObject({
             rescued: true,
@@ -312,8 +339,9 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       same: { ops: { vm: "same" }, api: quiet("vm") },
       refresh: { ops: { vm: "same" } },
       update: {
-        // vmx: `rescue` removed from the program: the VM leaves rescue mode
-        declare: () => vm(vmChanged, false),
+        // vm: renamed, grown, reset and put in a resource group; vmx: `rescue` removed: the VM leaves rescue mode
+        before: groupFor("vmGroup"),
+        declare: (made) => vm({ ...vmChanged, teamId: made.vmGroup }, false),
         ops: { vm: "update", vmx: "update" },
         api: async (ctx) => {
           expect(await ctx.api.getRescue({ params: { id: idOf(ctx, "vmx") } })).toEqual({
@@ -328,6 +356,8 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
             name: `${P}-vm-2`,
             configurationId: f.medium.id,
             cpu: f.medium.cpu,
+            ram: f.medium.ram,
+            teamId: Number(ctx.made.vmGroup),
           });
           expect(mutationsOf(ctx, idOf(ctx, "vm"))).toEqual(
             expect.arrayContaining(["updateVm", "resizeVm", "resetVm"]),
@@ -335,13 +365,20 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         },
       },
       replace: {
-        declare: () => vm({ ...vmChanged, imageId: 2 }, false),
+        declare: (made) => vm({ ...vmMoved, teamId: made.vmGroup }, false),
         ops: { vm: "replace", vmx: "same" },
+        replaces: { vm: ["datacenterId", "imageId"] },
         api: async (ctx) => {
           await replacedAndGone(ctx, "vm", vmRead(ctx.api));
           const live = await ctx.api.getVm({ params: { id: idOf(ctx, "vm") } });
           expect(live.status).toBe("Running");
-          expect(live.virtualMachine).toMatchObject({ name: `${P}-vm-2`, imageId: 2, configurationId: f.medium.id });
+          expect(live.virtualMachine).toMatchObject({
+            name: `${P}-vm-2`,
+            imageId: 2,
+            configurationId: f.medium.id,
+            datacenter: { id: f.ams },
+            teamId: Number(ctx.made.vmGroup),
+          });
         },
       },
       drift: {
@@ -357,18 +394,20 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         },
         ops: { vm: "changed", vmx: "changed" },
         api: async (ctx) => {
-          expect(ctx.state.vm?.outputs).toMatchObject({ name: "vm-by-hand", powerState: "stopped" });
+          expect(ctx.state.vm?.outputs).toMatchObject({ name: "vm-by-hand", status: "Stopped", powerState: "stopped" });
           expect(ctx.state.vmx?.outputs).toMatchObject({ rescued: true, rescueImage: { id: f.rescueImage.id } });
         },
       },
       repair: {
+        // the same up leaves `teamId` out: the VM leaves its group
+        declare: () => vm(vmMoved, false),
         ops: { vm: "update", vmx: "update" },
         api: async (ctx) => {
           const id = idOf(ctx, "vm");
           expect(id).toBe(priorId(ctx, "vm"));
           const live = await ctx.api.getVm({ params: { id } });
           expect(live.status).toBe("Running");
-          expect(live.virtualMachine.name).toBe(`${P}-vm-2`);
+          expect(live.virtualMachine).toMatchObject({ name: `${P}-vm-2`, teamId: null });
           expect(await ctx.api.getRescue({ params: { id: idOf(ctx, "vmx") } })).toEqual({
             rescued: false,
             image: null,
@@ -385,11 +424,15 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
               configurationId: 1.5,
               powerState: "paused",
               adopt: true,
+              networkInterfaces: [
+                { networkId: f.fra, primary: true },
+                { networkId: f.ams, primary: true },
+              ],
             },
             false,
           ),
-        properties: ["name", "datacenterId", "imageId", "configurationId", "powerState", "adopt"],
-        reasons: ['must be "running" or "stopped"', "VM names are not unique"],
+        properties: ["name", "datacenterId", "imageId", "configurationId", "powerState", "adopt", "networkInterfaces"],
+        reasons: ["UUID", 'must be "running" or "stopped"', "VM names are not unique", "exactly one interface"],
       },
       deleted: {
         before: async (ctx) => {
@@ -415,6 +458,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
           const routes = mutationsOf(ctx, id);
           expect(routes.indexOf("stopVm")).toBeGreaterThanOrEqual(0);
           expect(routes.indexOf("stopVm")).toBeLessThan(routes.indexOf("deleteVm"));
+          await dropGroup(ctx, "vmGroup");
         },
       },
     },
@@ -444,27 +488,48 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       create: {
         declare: () => gpu({}),
         ops: { gpu: "create" },
-        api: async (ctx) =>
-          expect(await gpuRead(ctx.api)(idOf(ctx, "gpu"))).toMatchObject({
+        api: async (ctx) => {
+          const live = await gpuRead(ctx.api)(idOf(ctx, "gpu"));
+          expect(live).toMatchObject({
             name: `${P}-gpu`,
             status: "Running",
             gpuCount: 1,
-          }),
+            teamId: null,
+            series: { id: f.gpu.seriesId },
+            datacenter: { id: f.gpu.datacenterId },
+          });
+          expect(live.publicIp).toBeTruthy();
+          expect(ctx.state.gpu?.outputs).toMatchObject({
+            publicIp: live.publicIp,
+            jupyterLabUrl: live.jupyterLabUrl,
+            status: "Running",
+            powerState: "running",
+            series: live.series,
+            datacenter: live.datacenter,
+          });
+        },
       },
       same: { ops: { gpu: "same" }, api: quiet("gpu") },
       refresh: { ops: { gpu: "same" } },
       update: {
-        declare: () => gpu({ name: `${P}-gpu-2` }),
+        // renamed and put in a resource group
+        before: groupFor("gpuGroup"),
+        declare: (made) => gpu({ name: `${P}-gpu-2`, teamId: made.gpuGroup }),
         ops: { gpu: "update" },
         api: async (ctx) => {
           expect(idOf(ctx, "gpu")).toBe(priorId(ctx, "gpu"));
-          expect(await gpuRead(ctx.api)(idOf(ctx, "gpu"))).toMatchObject({ name: `${P}-gpu-2`, status: "Running" });
+          expect(await gpuRead(ctx.api)(idOf(ctx, "gpu"))).toMatchObject({
+            name: `${P}-gpu-2`,
+            status: "Running",
+            teamId: Number(ctx.made.gpuGroup),
+          });
           expect(mutationsOf(ctx, idOf(ctx, "gpu"))).toContain("updateGpuVm");
         },
       },
       replace: {
-        declare: () => gpu({ name: `${P}-gpu-2`, gpuCount: 2 }),
+        declare: (made) => gpu({ name: `${P}-gpu-2`, teamId: made.gpuGroup, gpuCount: 2 }),
         ops: { gpu: "replace" },
+        replaces: { gpu: ["gpuCount"] },
         api: async (ctx) => {
           await replacedAndGone(ctx, "gpu", gpuRead(ctx.api));
           expect(await gpuRead(ctx.api)(idOf(ctx, "gpu"))).toMatchObject({
@@ -477,17 +542,27 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       drift: {
         before: async (ctx) => {
           const id = ctx.state.gpu!.id;
-          await ctx.api.updateGpuVm({ params: { id }, body: { name: "gpu-by-hand" } });
+          // renamed, out of its group, stopped
+          await ctx.api.updateGpuVm({ params: { id }, body: { name: "gpu-by-hand", teamId: null } });
           await ctx.api.stopGpuVm({ params: { id } });
         },
         ops: { gpu: "changed" },
         api: async (ctx) =>
-          expect(ctx.state.gpu?.outputs).toMatchObject({ name: "gpu-by-hand", powerState: "stopped" }),
+          expect(ctx.state.gpu?.outputs).toMatchObject({
+            name: "gpu-by-hand",
+            teamId: null,
+            status: "Stopped",
+            powerState: "stopped",
+          }),
       },
       repair: {
         ops: { gpu: "update" },
         api: async (ctx) =>
-          expect(await gpuRead(ctx.api)(idOf(ctx, "gpu"))).toMatchObject({ name: `${P}-gpu-2`, status: "Running" }),
+          expect(await gpuRead(ctx.api)(idOf(ctx, "gpu"))).toMatchObject({
+            name: `${P}-gpu-2`,
+            status: "Running",
+            teamId: Number(ctx.made.gpuGroup),
+          }),
       },
       bad: {
         declare: () =>
@@ -520,7 +595,10 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       },
       destroy: {
         ops: { gpu: "delete" },
-        api: async (ctx) => expect(await gone(() => gpuRead(ctx.api)(priorId(ctx, "gpu")))).toBe(true),
+        api: async (ctx) => {
+          expect(await gone(() => gpuRead(ctx.api)(priorId(ctx, "gpu")))).toBe(true);
+          await dropGroup(ctx, "gpuGroup");
+        },
       },
     },
     failed: failedJob(
@@ -577,12 +655,23 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       create: {
         declare: () => vol({}),
         ops: { vol: "create" },
-        api: async (ctx) =>
-          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({
+        api: async (ctx) => {
+          // with the size id the provider looked up
+          const live = await volRead(ctx.api)(idOf(ctx, "vol"));
+          expect(live).toMatchObject({
             name: `${P}-vol`,
             sizeGb: 10,
             status: "Available",
-          }),
+            volumeTypeId: f.ssd.id,
+            volumeSizeId: f.ssd.sizeIds[10],
+            datacenter: { id: f.fra },
+            teamId: null,
+          });
+          expect(ctx.state.vol?.outputs).toMatchObject({
+            volumeSizeId: f.ssd.sizeIds[10],
+            datacenterName: live.datacenter.name,
+          });
+        },
       },
       same: { ops: { vol: "same" }, api: quiet("vol") },
       refresh: { ops: { vol: "same" } },
@@ -591,16 +680,27 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         ops: { vol: "update" },
         api: async (ctx) => {
           expect(idOf(ctx, "vol")).toBe(priorId(ctx, "vol"));
-          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({ sizeGb: 20 });
-          expect(mutationsOf(ctx, idOf(ctx, "vol"))).toContain("resizeVolume");
+          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({
+            sizeGb: 20,
+            volumeSizeId: f.ssd.sizeIds[20],
+            status: "Available",
+          });
+          expect(mutationsOf(ctx, idOf(ctx, "vol"))).toEqual(["resizeVolume"]);
         },
       },
       replace: {
-        declare: () => vol({ sizeGb: 20, name: `${P}-vol-b` }),
+        // renamed (created first) into a resource group (set at creation only); a replacement may shrink
+        before: groupFor("volGroup"),
+        declare: (made) => vol({ sizeGb: 10, name: `${P}-vol-b`, teamId: made.volGroup }),
         ops: { vol: "replace" },
+        replaces: { vol: ["name", "teamId"] },
         api: async (ctx) => {
           await replacedAndGone(ctx, "vol", volRead(ctx.api));
-          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({ name: `${P}-vol-b`, sizeGb: 20 });
+          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({
+            name: `${P}-vol-b`,
+            sizeGb: 10,
+            teamId: Number(ctx.made.volGroup),
+          });
         },
       },
       drift: {
@@ -609,21 +709,29 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
           await ctx.api.jobs.wait(jobId);
         },
         ops: { vol: "changed" },
-        api: async (ctx) => expect(ctx.state.vol?.outputs).toMatchObject({ sizeGb: 50 }),
+        api: async (ctx) =>
+          expect(ctx.state.vol?.outputs).toMatchObject({ sizeGb: 50, volumeSizeId: f.ssd.sizeIds[50] }),
       },
       repair: {
-        // a grown volume cannot shrink back: the program takes the size it grew to, and converges without a request
+        // a grown volume cannot shrink back: the program takes the size it grew to, and converges without a request;
+        // it also leaves `teamId` out, which leaves the volume in its group
         declare: () => vol({ sizeGb: 50, name: `${P}-vol-b` }),
         ops: { vol: "same" },
         api: async (ctx) => {
-          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({ sizeGb: 50 });
+          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({
+            sizeGb: 50,
+            teamId: Number(ctx.made.volGroup),
+          });
           expect(mutationsOf(ctx, idOf(ctx, "vol"))).toEqual([]);
         },
       },
       bad: {
         // a shrink of the 50 GB the volume grew to, a group that is no id, an unknown property
         declare: (good) => ({
-          vol: { kind: "Volume", inputs: { ...good.vol!.inputs, sizeGb: 20, teamId: "ops", size: 10 } },
+          vol: {
+            kind: "Volume",
+            inputs: { ...good.vol!.inputs, sizeGb: 20, teamId: "ops", size: 10 },
+          },
         }),
         properties: ["sizeGb", "teamId", "size"],
         reasons: ["volumes cannot shrink (50 GB → 20 GB)"],
@@ -637,11 +745,19 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       recreate: {
         ops: { vol: "create" },
         api: async (ctx) =>
-          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({ name: `${P}-vol-b`, sizeGb: 50 }),
+          expect(await volRead(ctx.api)(idOf(ctx, "vol"))).toMatchObject({
+            name: `${P}-vol-b`,
+            sizeGb: 50,
+            status: "Available",
+            teamId: null,
+          }),
       },
       destroy: {
         ops: { vol: "delete" },
-        api: async (ctx) => expect(await gone(() => volRead(ctx.api)(priorId(ctx, "vol")))).toBe(true),
+        api: async (ctx) => {
+          expect(await gone(() => volRead(ctx.api)(priorId(ctx, "vol")))).toBe(true);
+          await dropGroup(ctx, "volGroup");
+        },
       },
     },
     // the unique name is kept: the failed volume is deleted first
@@ -661,7 +777,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
               name: `${P}a-vol`,
               datacenterId: f.fra,
               volumeTypeId: f.ssd.id,
-              volumeSizeId: f.ssd.tenGbSizeId,
+              volumeSizeId: f.ssd.sizeIds[10],
               sizeGb: 10,
             },
           });
@@ -681,7 +797,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         ops: { vol: "create" },
         api: async (ctx) => {
           expect(idOf(ctx, "vol")).toBe(ctx.made.vol);
-          expect((await volRead(ctx.api)(ctx.made.vol!)).sizeGb).toBe(20);
+          expect(await volRead(ctx.api)(ctx.made.vol!)).toMatchObject({ sizeGb: 20, volumeSizeId: f.ssd.sizeIds[20] });
         },
       },
       destroyed: {
@@ -692,47 +808,62 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
   };
 
   // ------------------------------------------------------------ VolumeAttachment
-  const attBase: Program = {
+  /** A VM, and a volume attached to it (`volume`: the volume's inputs). */
+  const att = (volume: Record<string, unknown> = {}): Program => ({
     attVm: {
       kind: "VirtualMachine",
       inputs: { name: `${P}-att-vm`, datacenterId: f.fra, imageId: 1, configurationId: 1 },
     },
     attVol: {
       kind: "Volume",
-      inputs: { name: `${P}-att-vol`, datacenterId: f.fra, volumeTypeId: f.ssd.id, sizeGb: 10 },
+      inputs: { name: `${P}-att-vol`, datacenterId: f.fra, volumeTypeId: f.ssd.id, sizeGb: 10, ...volume },
     },
-    attVol2: {
-      kind: "Volume",
-      inputs: { name: `${P}-att-vol2`, datacenterId: f.fra, volumeTypeId: f.ssd.id, sizeGb: 10 },
-    },
-  };
-  const att = (volume: string): Program => ({
-    ...attBase,
-    att: { kind: "VolumeAttachment", inputs: { volumeId: ref(volume), virtualMachineId: ref("attVm") } },
+    att: { kind: "VolumeAttachment", inputs: { volumeId: ref("attVol"), virtualMachineId: ref("attVm") } },
   });
-  const attachedAsDeclared = async (ctx: Ctx, volume: string) => {
+  const attachedAsDeclared = async (ctx: Ctx) => {
     const id = idOf(ctx, "att");
-    expect(id).toBe(`${idOf(ctx, volume)}:${idOf(ctx, "attVm")}`);
+    expect(id).toBe(`${idOf(ctx, "attVol")}:${idOf(ctx, "attVm")}`);
     expect(await attached(ctx.api, id)).toBe(true);
   };
   const volumeAttachment: KindTable = {
     kind: "VolumeAttachment",
     subject: "att",
     main: {
-      create: { declare: () => att("attVol"), ops: { att: "create" }, api: (ctx) => attachedAsDeclared(ctx, "attVol") },
-      same: { ops: { att: "same" }, api: quiet("att") },
-      refresh: { ops: { att: "same" } },
-      update: { na: "both inputs name the attachment: a change replaces it" },
-      replace: {
-        declare: () => att("attVol2"),
-        ops: { att: "replace" },
+      create: {
+        declare: () => att(),
+        ops: { att: "create" },
         api: async (ctx) => {
-          await attachedAsDeclared(ctx, "attVol2");
-          expect(await attached(ctx.api, priorId(ctx, "att"))).toBe(false);
+          await attachedAsDeclared(ctx);
+          expect(ctx.state.att?.outputs.status).toBe("In-use");
+        },
+      },
+      same: { ops: { att: "same", attVol: "same" }, api: quiet("att") },
+      refresh: { ops: { att: "same", attVol: "same" } },
+      update: {
+        // both inputs name the attachment (a change replaces it): its volume grows in place while attached
+        declare: () => att({ sizeGb: 20 }),
+        ops: { attVol: "update", att: "same" },
+        api: async (ctx) => {
           expect(await volRead(ctx.api)(idOf(ctx, "attVol"))).toMatchObject({
-            status: "Available",
-            virtualMachineId: null,
+            sizeGb: 20,
+            status: "In-use",
+            virtualMachineId: idOf(ctx, "attVm"),
           });
+        },
+      },
+      replace: {
+        // the volume replaced (renamed: created first) replaces its attachment: the new volume is attached, then the
+        // old one detached and deleted
+        declare: () => att({ sizeGb: 20, name: `${P}-att-vol-b` }),
+        ops: { attVol: "replace", att: "replace" },
+        replaces: { att: ["volumeId"] },
+        api: async (ctx) => {
+          await attachedAsDeclared(ctx);
+          expect(await volRead(ctx.api)(idOf(ctx, "attVol"))).toMatchObject({
+            name: `${P}-att-vol-b`,
+            status: "In-use",
+          });
+          expect(await gone(() => volRead(ctx.api)(priorId(ctx, "attVol")))).toBe(true);
         },
       },
       drift: { na: "an attachment's drift is a detach: refresh finds it gone (the deleted step)" },
@@ -747,14 +878,15 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       },
       deleted: {
         before: async (ctx) => {
-          await ctx.api.jobs.wait((await ctx.api.detachVolume({ params: { id: ctx.state.attVol2!.id } })).jobId);
+          await ctx.api.jobs.wait((await ctx.api.detachVolume({ params: { id: ctx.state.attVol!.id } })).jobId);
         },
         ops: { att: "gone" },
       },
-      recreate: { ops: { att: "create" }, api: (ctx) => attachedAsDeclared(ctx, "attVol2") },
+      recreate: { ops: { att: "create", attVol: "same" }, api: attachedAsDeclared },
       destroy: {
-        ops: { att: "delete", attVol2: "delete", attVm: "delete" },
-        api: async (ctx) => expect(await gone(() => volRead(ctx.api)(priorId(ctx, "attVol2")))).toBe(true),
+        // the attachment goes first, then the volume
+        ops: { att: "delete", attVol: "delete", attVm: "delete" },
+        api: async (ctx) => expect(await gone(() => volRead(ctx.api)(priorId(ctx, "attVol")))).toBe(true),
       },
     },
     failed: {
@@ -769,7 +901,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
               name: `${P}f-att-vol`,
               datacenterId: f.fra,
               volumeTypeId: f.ssd.id,
-              volumeSizeId: f.ssd.tenGbSizeId,
+              volumeSizeId: f.ssd.sizeIds[10],
               sizeGb: 10,
             },
           });
@@ -780,7 +912,8 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         declare: (made) => ({
           att: { kind: "VolumeAttachment", inputs: { volumeId: made.disk, virtualMachineId: made.host } },
         }),
-        faults: ["job=volume.attach,fail=Hypervisor refused the disk,count=1"],
+        // twice: a failed attach job is sent once more
+        faults: ["job=volume.attach,fail=Hypervisor refused the disk,count=2"],
         ops: { att: "create" },
         fails: ["Hypervisor refused the disk"],
         api: async (ctx) => {
@@ -817,7 +950,7 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
               name: `${P}a-att-vol`,
               datacenterId: f.fra,
               volumeTypeId: f.ssd.id,
-              volumeSizeId: f.ssd.tenGbSizeId,
+              volumeSizeId: f.ssd.sizeIds[10],
               sizeGb: 10,
             },
           });
@@ -1358,35 +1491,49 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         declare: () => apiKey({}),
         ops: { key: "create" },
         api: async (ctx) => {
+          // an active key of the signed-in user
+          expect(secretOf(ctx)).toMatch(/^svc_/);
           expect(await key(ctx.api, idOf(ctx, "key"))).toMatchObject({
             name: `${P}-key`,
             status: "Active",
+            enabled: true,
+            userId: f.keyOwner,
             start: secretOf(ctx).slice(0, 8),
           });
           expect(await ctx.accepted(secretOf(ctx))).toBe(true);
         },
       },
-      same: { ops: { key: "same" }, api: quiet("key") },
+      same: {
+        ops: { key: "same" },
+        api: async (ctx) => {
+          await quiet("key")(ctx);
+          expect(secretOf(ctx)).toBe(priorSecret(ctx));
+        },
+      },
       refresh: { ops: { key: "same" } },
       update: {
-        // rotated: a new secret on the same key, the old one refused
-        declare: () => apiKey({ rotation: "r1" }),
+        // rotated and suspended: a new secret on the same key, the old one refused, the new one too while suspended
+        declare: () => apiKey({ rotation: "r1", enabled: false }),
         ops: { key: "update" },
         api: async (ctx) => {
           expect(idOf(ctx, "key")).toBe(priorId(ctx, "key"));
           expect(secretOf(ctx)).not.toBe(priorSecret(ctx));
-          expect(mutationsOf(ctx, idOf(ctx, "key"))).toEqual(["rotateApiKey"]);
+          expect(mutationsOf(ctx, idOf(ctx, "key")).sort()).toEqual(["rotateApiKey", "setApiKeyStatus"]);
+          expect(ctx.state.key?.outputs.status).toBe("Suspended");
           expect(await key(ctx.api, idOf(ctx, "key"))).toMatchObject({
-            status: "Active",
+            enabled: false,
+            status: "Suspended",
             start: secretOf(ctx).slice(0, 8),
           });
-          expect(await ctx.accepted(secretOf(ctx))).toBe(true);
+          expect(await ctx.accepted(secretOf(ctx))).toBe(false);
           expect(await ctx.accepted(priorSecret(ctx))).toBe(false);
         },
       },
       replace: {
+        // renamed, and no longer suspended: the new key is active
         declare: () => apiKey({ rotation: "r1", name: `${P}-key-b` }),
         ops: { key: "replace" },
+        replaces: { key: ["name"] },
         api: async (ctx) => {
           await replacedAndGone(ctx, "key", (id) => key(ctx.api, id));
           expect(await ctx.accepted(priorSecret(ctx))).toBe(false);
@@ -1398,17 +1545,30 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
         },
       },
       drift: {
+        // suspended and rotated (the stack's secret is dead): refresh shows the suspension, the state keeps its secret
         before: async (ctx) => {
-          await ctx.api.setApiKeyStatus({ params: { keyId: ctx.state.key!.id }, body: { enabled: false } });
+          const keyId = ctx.state.key!.id;
+          await ctx.api.setApiKeyStatus({ params: { keyId }, body: { enabled: false } });
+          ctx.made.foreignKey = (await ctx.api.rotateApiKey({ params: { keyId } })).key;
         },
         ops: { key: "changed" },
-        api: async (ctx) => expect(ctx.state.key?.outputs).toMatchObject({ enabled: false, status: "Suspended" }),
+        api: async (ctx) => {
+          expect(ctx.state.key?.outputs).toMatchObject({ enabled: false, status: "Suspended" });
+          expect(secretOf(ctx)).toBe(priorSecret(ctx));
+        },
       },
       repair: {
+        // resumed and rotated again: the stack holds a working secret nobody else has
         ops: { key: "update" },
         api: async (ctx) => {
-          expect(await key(ctx.api, idOf(ctx, "key"))).toMatchObject({ enabled: true, status: "Active" });
+          expect([priorSecret(ctx), ctx.made.foreignKey]).not.toContain(secretOf(ctx));
+          expect(await key(ctx.api, idOf(ctx, "key"))).toMatchObject({
+            enabled: true,
+            status: "Active",
+            start: secretOf(ctx).slice(0, 8),
+          });
           expect(await ctx.accepted(secretOf(ctx))).toBe(true);
+          expect(await ctx.accepted(ctx.made.foreignKey!)).toBe(false);
         },
       },
       bad: {
