@@ -1,4 +1,4 @@
 // The ApiKey provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("ApiKey");
+module.exports = providerOf("ApiKey");

@@ -1,4 +1,4 @@
 // The GpuVirtualMachine provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("GpuVirtualMachine");
+module.exports = providerOf("GpuVirtualMachine");

@@ -1,4 +1,4 @@
 // The ResourceGroupMember provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("ResourceGroupMember");
+module.exports = providerOf("ResourceGroupMember");

@@ -1,4 +1,4 @@
 // The ResourceGroup provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("ResourceGroup");
+module.exports = providerOf("ResourceGroup");

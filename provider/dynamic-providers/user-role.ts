@@ -1,4 +1,4 @@
 // The UserRole provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("UserRole");
+module.exports = providerOf("UserRole");

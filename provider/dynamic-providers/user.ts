@@ -1,4 +1,4 @@
 // The User provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("User");
+module.exports = providerOf("User");

@@ -1,4 +1,4 @@
 // The VirtualMachine provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("VirtualMachine");
+module.exports = providerOf("VirtualMachine");

@@ -1,4 +1,4 @@
 // The VolumeAttachment provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("VolumeAttachment");
+module.exports = providerOf("VolumeAttachment");

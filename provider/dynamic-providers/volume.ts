@@ -1,4 +1,4 @@
 // The Volume provider as this module's exports: see ../dynamic.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
-export = providerOf("Volume");
+module.exports = providerOf("Volume");
