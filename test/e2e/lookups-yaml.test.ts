@@ -122,7 +122,13 @@ describeCli("the Go and Python SDKs generated from the schema", () => {
       encoding: "utf8",
       env: { ...process.env, GOTOOLCHAIN: "local", GOFLAGS: "-mod=readonly" },
     });
-    expect(build.stderr.split("\n").filter((l) => !l.startsWith("go: downloading")).join("\n").trim()).toBe("");
+    expect(
+      build.stderr
+        .split("\n")
+        .filter((l) => !l.startsWith("go: downloading"))
+        .join("\n")
+        .trim(),
+    ).toBe("");
     expect(build.status).toBe(0);
   });
 
