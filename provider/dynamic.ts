@@ -67,7 +67,7 @@ async function reported<T>(what: string, call: () => Promise<T>): Promise<T> {
  * properties also carry `__provider`. The host reads only the message, id, properties and reasons.
  */
 function forEngine(error: unknown, provider: unknown): unknown {
-  if (!(error instanceof Error)) return new Error(messageWithCode(error));
+  if (!(error instanceof Error)) return error;
   const code = errorCodeOf(error);
   error.message = withCode(error.message, code);
   if (error instanceof ResourceInitError) {

@@ -48,7 +48,7 @@ it("Cancel ends a VM create's job wait: the create fails saying so, recorded wit
 
   const error = await creating;
   expect(error.details).toMatch(
-    /^Creating VM "cancelled-vm": cancelled \(the engine asked the provider to stop: Ctrl-C or shutdown\) while waiting for job \S+; the job goes on in the cloud$/,
+    /^Creating VM "cancelled-vm": cancelled \(the engine asked the provider to stop: Ctrl-C or shutdown\) while waiting for job \S+; the job goes on in the cloud \[OPERATION_CANCELLED\]$/,
   );
   const { data: vms } = await world.api.listVms({ query: { search: "cancelled-vm" } });
   expect(vms.map((vm) => vm.name)).toEqual(["cancelled-vm"]);

@@ -6,7 +6,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { errorStatus } from "../../provider/api";
-import { errorCatalogue, errorEntry } from "../../provider/client/error-codes";
+import { ApiError } from "../../provider/client/errors";
+import {
+  CodedError,
+  errorCatalogue,
+  errorEntry,
+  messageWithCode,
+  withCode,
+} from "../../provider/client/error-codes";
 import { errorCodesTable, readmeTableRows } from "../../tools/readme-tables";
 
 const root = path.resolve(__dirname, "../..");
@@ -130,6 +137,29 @@ describe("the error catalogue", () => {
     expect(errorEntry("JOB_TIMEOUT")).toMatchObject({ code: "JOB_TIMEOUT", origin: "provider" });
     expect(errorEntry("NOT_A_CODE")).toBeUndefined();
     expect(errorEntry("toString")).toBeUndefined();
+  });
+});
+
+describe("the code in a message as the hosts hand it to the engine", () => {
+  it("follows the message in brackets, once: a tag of a wrapped error is replaced, a text in brackets is kept", () => {
+    expect(withCode("Timed out after 5 s", "JOB_TIMEOUT")).toBe("Timed out after 5 s [JOB_TIMEOUT]");
+    expect(withCode("Timed out after 5 s [JOB_TIMEOUT]", "JOB_TIMEOUT")).toBe("Timed out after 5 s [JOB_TIMEOUT]");
+    expect(withCode("was created but: Timed out [JOB_TIMEOUT]", "JOB_FAILED")).toBe(
+      "was created but: Timed out [JOB_FAILED]",
+    );
+    // Not a documented code: the message's own text, kept.
+    expect(withCode("image [UBUNTU]", "INPUT_INVALID")).toBe("image [UBUNTU] [INPUT_INVALID]");
+    expect(withCode("no code", undefined)).toBe("no code");
+  });
+
+  it("is the error's documented code: a package error's, the API's (HTTP_<status> too), none for other errors", () => {
+    expect(messageWithCode(new CodedError("NAME_TAKEN", 'Network "a" exists'))).toBe('Network "a" exists [NAME_TAKEN]');
+    const api = new ApiError({ status: 502, code: "HTTP_502", message: "Bad gateway", method: "GET", path: "/vms" });
+    expect(messageWithCode(api)).toBe(`${api.message} [HTTP_502]`);
+    expect(messageWithCode(new TypeError("x is undefined"))).toBe("x is undefined");
+    // A code that is not in the catalogue is data, not a code: it never enters the message.
+    expect(messageWithCode(Object.assign(new Error("refused"), { code: "svc_secret-looking" }))).toBe("refused");
+    expect(messageWithCode("a string")).toBe("a string");
   });
 });
 
