@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import type * as sdk from "../../sdk";
 import { kinds } from "../../provider/resources";
-import { diffSpecOf, inputsAsReported, type InputFields } from "../../provider/resources/fields";
+import { diffSpecOf, inputsAsReported, type InputField, type InputFields } from "../../provider/resources/fields";
 import { outputDescriptions } from "../../tools/descriptions";
 import type { ApiKeyInputs } from "../../provider/resources/api-key";
 import type { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
@@ -137,6 +137,12 @@ describe("the declaration's types", () => {
       userId: { change: "inPlace", reported: "documented", description: "d" },
     } satisfies InputFields<ApiKeyInputs>;
     expect([missing, stray]).toHaveLength(2);
+  });
+
+  it("refuse an input without its description", () => {
+    // @ts-expect-error: every input is described (the schema's text and the dynamic SDK's doc).
+    const undescribed: InputField = { change: "replace", reported: "documented" };
+    expect(undescribed.change).toBe("replace");
   });
 
   it("make each dynamic SDK class take exactly the inputs its kind declares", () => {
