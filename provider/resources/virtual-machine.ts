@@ -8,7 +8,7 @@ import { AMBIGUOUS_CREATE_SKEW_MS } from "./create-recovery";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { codeOfCause, isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
-import type { ResourceKind } from "./kind";
+import type { OutputName, ResourceKind } from "./kind";
 import { containsUnknown, plainInputs, type Props, UNKNOWN } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
@@ -518,17 +518,25 @@ async function candidates(
   return found;
 }
 
-/** Records the VM that exists but did not become ready (its key is left out: read fetches it later). */
+/**
+ * Records the VM that exists but did not become ready (its key is left out: read fetches it later), with the code of
+ * `cause` (the error that stopped it: a timeout, a cancel…), JOB_FAILED without one.
+ */
 async function failedCreate(
   ctx: HandlerContext,
   inputs: VirtualMachineInputs,
   id: string,
   message: string,
+  cause?: unknown,
 ): Promise<never> {
   const observed = await getVm(ctx, id)
     .then((detail) => observe(ctx, detail))
     .catch(() => undefined);
-  throw new ResourceInitError(message, id, observed ? outputsOf(inputs, observed, undefined) : plainInputs(inputs));
+  throw new ResourceInitError(
+    message,
+    id,
+    observed ? outputsOf(inputs, observed, undefined) : plainInputs(inputs),
+  ).codedBy(cause);
 }
 
 /** Brings a freshly created VM to the declared power state and reads its outputs; failures keep its id. */
@@ -554,6 +562,7 @@ async function finishCreate(
       inputs,
       id,
       `VM "${inputs.name}" was created but not finished: ${(error as Error).message}`,
+      error,
     );
   }
 }
@@ -688,7 +697,7 @@ export async function create(ctx: HandlerContext, inputs: VirtualMachineInputs):
       ? [failedId]
       : await candidates(ctx, inputs, Date.parse(job.createdAt), 2_000).catch(() => []);
     const message = (error as Error).message;
-    if (found.length === 1) return failedCreate(ctx, inputs, found[0], message);
+    if (found.length === 1) return failedCreate(ctx, inputs, found[0], message, error);
     const note =
       found.length > 1
         ? ` VMs that may be it: ${found.join(", ")}; delete the one of job ${job.id}.`
@@ -1169,6 +1178,7 @@ export const virtualMachine: ResourceKind = {
     "A virtual machine (one per resource). Adoption by name (`adopt`) does not apply: VM names are not unique in the API, so a program creates its own VM, unless it names one to take over by id (`adoptId`). Its creation waits for the create job; a failed job records the VM (status Error) in the stack, and the next `pulumi up` replaces it.",
   inputs: { schema: VirtualMachineInputs, fields: inputFields },
   outputs: VirtualMachineOutputs,
+  secretOutputs: ["sshPrivateKey"] satisfies OutputName<typeof VirtualMachineInputs, typeof VirtualMachineOutputs>[],
   check: async (olds: Props, news: Props, ctx?: HandlerContext) => rescueChecks(news, await check(ctx, olds, news)),
   diff: (id: string, olds: Props, news: Props) => diff(id, olds, news),
   create: (ctx: HandlerContext, inputs: Props) => createWithRescue(ctx, inputs as VirtualMachineInputs),

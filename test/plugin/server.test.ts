@@ -370,6 +370,8 @@ describe("resources", () => {
       );
       expect(error.metadata.get("grpc-status-details-bin")).toHaveLength(1);
       expect(error.metadata.get("cloudinfra-error-code")).toEqual(["JOB_TIMEOUT"]);
+      // The message (what the CLI prints) ends with the same code.
+      expect(error.details).toMatch(/ \[JOB_TIMEOUT\]$/);
       expect((await slow.api.listNetworks({ query: { search: "slow-net" } })).data).toHaveLength(1);
     } finally {
       slowDriver.close();

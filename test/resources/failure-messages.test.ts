@@ -73,6 +73,8 @@ describe("a failed create job names the job and the resource, for every kind wit
       const [, jobId] = pattern.exec(messages(failed)) ?? [];
       expect(jobId, messages(failed)).toBeDefined();
       expect(recorded(failed, "r")?.initErrors?.join("\n")).toMatch(pattern);
+      // Each reason the engine records and prints ends with the failure's code (README's "Error codes").
+      for (const reason of recorded(failed, "r")?.initErrors ?? []) expect(reason).toMatch(/ \[JOB_FAILED\]$/);
       // The job named is the one that failed, about that resource, and the resource is in status Error.
       const [job] = (await stack.api.queryJobs({ body: { jobIds: [jobId!] } })).jobs;
       expect(job).toMatchObject({ status: "failed", resourceId: id, error: "Quota exceeded" });
@@ -112,6 +114,10 @@ describe("errors of check, read and delete reach the engine as their message, wi
     await stack.faults("deleteNetwork,status=409,message=Network is busy,count=2");
     const deleted = await destroy(options).finally(() => stack.faults(""));
     expect(messages(deleted)).toContain(`Network ${id} cannot be deleted now (status Active)`);
+    // Each message the engine shows ends with its code.
+    expect(messages(checked)).toMatch(/The API refused the cloudinfra credentials[^\n]* \[AUTH_REJECTED\]$/m);
+    expect(messages(read)).toMatch(/Network store unavailable[^\n]* \[SERVER_ERROR\]$/m);
+    expect(messages(deleted)).toMatch(/cannot be deleted now \(status Active\)[^\n]* \[STATE_CONFLICT\]$/m);
     expect(deleted.hostLog).toContain(
       `cloudinfra: deleting Network ${id} failed (the error is shown with the resource)`,
     );
