@@ -105,6 +105,7 @@ describeCli("lookups through the real CLI", () => {
     expect(several).toMatch(/2 virtualMachines have the name "lk-twin"/);
     for (const vm of twins) expect(several).toContain(`${vm.id} (created ${vm.createdAt})`);
     expect(several).toMatch(/look it up by `id` instead/);
+    expect(several).toContain(" [LOOKUP_AMBIGUOUS]");
     expect(await writes(mark)).toEqual([]);
 
     // Arguments that cannot be right fail before any request, naming the argument and the fix.

@@ -137,6 +137,8 @@ describe("data functions", () => {
     }).catch((e: unknown) => e)) as RunError;
     expect(error).toBeInstanceOf(RunError);
     expect(error.message).toContain("No cloudinfra credentials are configured");
+    // As the CLI prints it: the function, the message, its code (README's "Error codes").
+    expect(error.message).toMatch(/getVolumeSizes: No cloudinfra credentials are configured[^]* \[SETTING_INVALID\]/);
     for (const option of [
       "cloudinfra:apiKey",
       "cloudinfra:sessionToken",

@@ -7,13 +7,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { errorStatus } from "../../provider/api";
 import { ApiError } from "../../provider/client/errors";
-import {
-  CodedError,
-  errorCatalogue,
-  errorEntry,
-  messageWithCode,
-  withCode,
-} from "../../provider/client/error-codes";
+import { CodedError, errorCatalogue, errorEntry, messageWithCode, withCode } from "../../provider/client/error-codes";
 import { errorCodesTable, readmeTableRows } from "../../tools/readme-tables";
 
 const root = path.resolve(__dirname, "../..");
