@@ -152,6 +152,14 @@ export function outputPlaceholders(kind: KindName): Record<string, undefined> {
 }
 
 /**
+ * The outputs a resource of `kind` always stores as secrets (the kind's `secretOutputs`): what an SDK class gives
+ * Pulumi as `additionalSecretOutputs`.
+ */
+export function secretOutputs(kind: KindName): string[] {
+  return [...(kinds[kind].secretOutputs ?? [])];
+}
+
+/**
  * The dynamic provider of one resource kind, as the SDK classes give it to Pulumi, which serializes it into the state
  * of every resource (twice: inputs and outputs). Where Pulumi's serializer can name it, it is the exports of the
  * kind's module `@cloudinfra/pulumi/dynamic/<kind>`, serialized as a `require` of that module (~260 bytes instead of

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
 const provider = dynamicProvider("ApiKey");
 
@@ -74,7 +74,7 @@ export class ApiKey extends pulumi.dynamic.Resource {
       provider,
       name,
       { ...outputPlaceholders("ApiKey"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["key"] }),
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("ApiKey") }),
       "cloudinfra",
       "ApiKey",
     );

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("GpuVirtualMachine");
@@ -120,7 +120,7 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
       provider,
       name,
       { ...outputPlaceholders("GpuVirtualMachine"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["sshPrivateKey"] }),
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("GpuVirtualMachine") }),
       "cloudinfra",
       "GpuVirtualMachine",
     );

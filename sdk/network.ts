@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
 const provider = dynamicProvider("Network");
 
@@ -81,6 +81,13 @@ export class Network extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: NetworkArgs, opts?: pulumi.CustomResourceOptions) {
     // Every output is named, optional inputs included, so each exists on the resource even when left out.
-    super(provider, name, { ...outputPlaceholders("Network"), ...args }, opts, "cloudinfra", "Network");
+    super(
+      provider,
+      name,
+      { ...outputPlaceholders("Network"), ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("Network") }),
+      "cloudinfra",
+      "Network",
+    );
   }
 }

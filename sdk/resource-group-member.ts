@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("ResourceGroupMember");
@@ -34,7 +34,7 @@ export class ResourceGroupMember extends pulumi.dynamic.Resource {
       provider,
       name,
       { ...outputPlaceholders("ResourceGroupMember"), ...args },
-      opts,
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("ResourceGroupMember") }),
       "cloudinfra",
       "ResourceGroupMember",
     );

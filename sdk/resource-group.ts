@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
 const provider = dynamicProvider("ResourceGroup");
 
@@ -56,6 +56,13 @@ export class ResourceGroup extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ResourceGroupArgs, opts?: pulumi.CustomResourceOptions) {
     // Every output is listed, optional inputs included, so that each property exists on the resource.
-    super(provider, name, { ...outputPlaceholders("ResourceGroup"), ...args }, opts, "cloudinfra", "ResourceGroup");
+    super(
+      provider,
+      name,
+      { ...outputPlaceholders("ResourceGroup"), ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("ResourceGroup") }),
+      "cloudinfra",
+      "ResourceGroup",
+    );
   }
 }

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
 const provider = dynamicProvider("UserRole");
 
@@ -24,6 +24,13 @@ export class UserRole extends pulumi.dynamic.Resource {
   declare readonly roleName: pulumi.Output<string>;
 
   constructor(name: string, args: UserRoleArgs, opts?: pulumi.CustomResourceOptions) {
-    super(provider, name, { ...outputPlaceholders("UserRole"), ...args }, opts, "cloudinfra", "UserRole");
+    super(
+      provider,
+      name,
+      { ...outputPlaceholders("UserRole"), ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("UserRole") }),
+      "cloudinfra",
+      "UserRole",
+    );
   }
 }

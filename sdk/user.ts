@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("User");
@@ -103,7 +103,7 @@ export class User extends pulumi.dynamic.Resource {
       provider,
       name,
       inputs,
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("User") }),
       "cloudinfra",
       "User",
     );

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("VirtualMachine");
@@ -176,7 +176,7 @@ export class VirtualMachine extends pulumi.dynamic.Resource {
       provider,
       name,
       { ...outputPlaceholders("VirtualMachine"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["sshPrivateKey"] }),
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("VirtualMachine") }),
       "cloudinfra",
       "VirtualMachine",
     );

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
 const provider = dynamicProvider("VolumeAttachment");
 
@@ -38,7 +38,7 @@ export class VolumeAttachment extends pulumi.dynamic.Resource {
       provider,
       name,
       { ...outputPlaceholders("VolumeAttachment"), ...args },
-      opts,
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("VolumeAttachment") }),
       "cloudinfra",
       "VolumeAttachment",
     );

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders } from "../provider/dynamic";
+import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("Volume");
@@ -68,6 +68,13 @@ export class Volume extends pulumi.dynamic.Resource {
   declare readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: VolumeArgs, opts?: pulumi.CustomResourceOptions) {
-    super(provider, name, { ...outputPlaceholders("Volume"), ...args }, opts, "cloudinfra", "Volume");
+    super(
+      provider,
+      name,
+      { ...outputPlaceholders("Volume"), ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("Volume") }),
+      "cloudinfra",
+      "Volume",
+    );
   }
 }

@@ -14,7 +14,14 @@ import { z } from "zod";
 import { repositoryRoot } from "./pulumi-cli";
 import { outputDescriptions, sdkFile } from "./descriptions";
 import { PACKAGE, token } from "../provider/plugin/tokens";
-import { kinds, numericSettings, settingSources, type KindName, type SettingName } from "../provider/resources";
+import {
+  kinds,
+  numericSettings,
+  settingDeclarations,
+  settingSources,
+  type KindName,
+  type SettingName,
+} from "../provider/resources";
 import type { ResourceKind } from "../provider/resources/kind";
 import { dataFunctions } from "../provider/resources/lookups";
 
@@ -61,7 +68,6 @@ interface Described {
 interface SdkFacts {
   members(container: string): Map<string, Declared>;
   doc(name: string): string | undefined;
-  secretOutputs(): string[];
 }
 
 function jsDoc(node: ts.Node): string | undefined {
@@ -163,10 +169,6 @@ function readSdk(file: string): SdkFacts {
       const declaration = declarations.get(name);
       return declaration && jsDoc(declaration);
     },
-    secretOutputs: () =>
-      [...text.matchAll(/additionalSecretOutputs:\s*\[([^\]]*)\]/g)].flatMap((m) =>
-        [...m[1]!.matchAll(/"([^"]+)"/g)].map((s) => s[1]!),
-      ),
   };
 }
 
@@ -278,31 +280,18 @@ function properties(
 
 // ---------------------------------------------------------------- settings
 
-const secretSettings: ReadonlySet<SettingName> = new Set(["apiKey", "sessionToken", "password", "totpSecret"]);
-
-/** What each setting is for, when the framework's `Settings` interface does not say it in one field. */
-const settingPurpose: Partial<Record<SettingName, string>> = {
-  apiKey: "API key (`svc_...`): one of the three ways to authenticate.",
-  sessionToken: "Session token: one of the three ways to authenticate.",
-  email: "Email to sign in with (with password and totpSecret): one of the three ways to authenticate.",
-  password: "Password to sign in with (with email and totpSecret).",
-  totpSecret: "Base32 TOTP secret of the signing-in user (with email and password).",
-  entityId: "Entity (UUID) to act in; default: the credentials' own entity.",
-  jobTimeoutMs: "How long to wait for one job; a resource's `customTimeouts` overrides it for that resource.",
-};
-
-function configVariables(framework: SdkFacts): Record<string, SchemaProperty> {
-  const documented = framework.members("Settings");
+/** The provider's config variables: each setting's declaration, its default and range, its environment variable. */
+function configVariables(): Record<string, SchemaProperty> {
   return Object.fromEntries(
     (Object.keys(settingSources) as SettingName[]).map((name) => {
       const numeric = (numericSettings as Partial<Record<SettingName, { fallback: number; min: number }>>)[name];
-      const purpose = settingPurpose[name] ?? documented.get(name)?.description ?? "";
+      const { description, secret } = settingDeclarations[name];
       const extra = numeric ? ` Default ${numeric.fallback}, at least ${numeric.min}.` : "";
       const property: SchemaProperty = {
         type: numeric ? "integer" : name === "skipCredentialsValidation" ? "boolean" : "string",
-        description: `${purpose}${extra} Environment variable: ${settingSources[name]}.`.trim(),
+        description: `${description}${extra} Environment variable: ${settingSources[name]}.`.trim(),
       };
-      if (secretSettings.has(name)) property.secret = true;
+      if (secret) property.secret = true;
       return [name, property];
     }),
   );
@@ -321,7 +310,7 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     const { inputs, outputs: outputSchema } = kinds[kind];
     const input = jsonSchema(inputs.schema);
     const inputProperties = properties(input, kind, sink, inputDocs(kinds[kind]));
-    const secrets = new Set(sdk.secretOutputs());
+    const secrets = new Set(kinds[kind].secretOutputs);
     for (const [key, field] of Object.entries(inputs.fields)) {
       if (field.change === "replace" && inputProperties[key]) inputProperties[key].replaceOnChanges = true;
     }
@@ -357,8 +346,7 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     };
   }
   const functions = functionSpecs(root, sink);
-  const settingsModule = readSdk(path.join(root, "provider", "resources", "settings.ts"));
-  const variables = configVariables(settingsModule);
+  const variables = configVariables();
   return {
     name: PACKAGE,
     displayName: "Cloud Infrastructure",

@@ -6,7 +6,7 @@ import { checkInputs } from "./check";
 import { type HandlerContext, warnAbout } from "./context";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { isNotFound, ResourceInitError, settledText } from "./errors";
-import type { ResourceKind } from "./kind";
+import type { OutputName, ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
@@ -363,6 +363,7 @@ export const apiKey: ResourceKind = {
     "An API key of the signed-in user, for scripts and pipelines. Creating one needs a session with two-factor authentication: configure `cloudinfra:email`, `cloudinfra:password` and `cloudinfra:totpSecret` (secrets) or `cloudinfra:sessionToken`; an API key alone cannot create keys (it can still read, rotate, suspend and delete them). The full secret, `key`, is only returned by the API on creation and rotation: the stack keeps it as a secret output. API keys have no unique name, so there is no adoption of existing keys.",
   inputs: { schema: ApiKeyInputs, fields: inputFields },
   outputs: ApiKeyOutputs,
+  secretOutputs: ["key"] satisfies OutputName<typeof ApiKeyInputs, typeof ApiKeyOutputs>[],
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
   settingsFor: sessionSettings,
   check: (_olds: Props, news: Props) => checkInputs(ApiKeyInputs, news),

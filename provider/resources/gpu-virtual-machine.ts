@@ -7,7 +7,7 @@ import { type HandlerContext, progressAbout, warnAbout } from "./context";
 import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
-import type { ResourceKind } from "./kind";
+import type { OutputName, ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
@@ -546,6 +546,10 @@ export const gpuVirtualMachine: ResourceKind = {
     "A GPU virtual machine. GPU VM names are not unique, so there is no adoption of existing GPU VMs: a program always creates its own. A GPU VM whose creation failed (status Error) is replaced by the next `up`.",
   inputs: { schema: GpuVirtualMachineInputs, fields: inputFields },
   outputs: GpuVirtualMachineOutputs,
+  secretOutputs: ["sshPrivateKey"] satisfies OutputName<
+    typeof GpuVirtualMachineInputs,
+    typeof GpuVirtualMachineOutputs
+  >[],
   check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as GpuVirtualMachineInputs),

@@ -6,6 +6,12 @@ import type { InputField } from "./fields";
 import type { Props } from "./props";
 import type { Configuration, Settings } from "./settings";
 
+/** The name of an output of a kind whose inputs are `I` and outputs beyond them `O` (zod objects). */
+export type OutputName<I extends z.ZodObject, O extends z.ZodObject> = Extract<
+  keyof I["shape"] | keyof O["shape"],
+  string
+>;
+
 /**
  * What each resource kind implements, free of Pulumi's dynamic API (provider/dynamic.ts adapts it), so another host
  * can serve it later. Props are plain values: no `__provider`, no secrets wrappers.
@@ -29,6 +35,12 @@ export interface ResourceKind {
    * the engine prints a failing property's value beside it, a secret's in clear.
    */
   readonly secretInputs?: readonly string[];
+  /**
+   * Outputs (an input's or one beyond the inputs) always stored as secrets: the dynamic SDK's classes mark them
+   * (`additionalSecretOutputs`, provider/dynamic.ts `secretOutputs`), the schema declares them `secret`. Each kind
+   * types its list with {@link OutputName}.
+   */
+  readonly secretOutputs?: readonly string[];
   /**
    * The settings this kind calls the API with, when they differ from the configured ones (an ApiKey is created by
    * a signed-in session); a ConfigurationError when they cannot be had. Check uses it to verify those credentials.

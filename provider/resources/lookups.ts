@@ -111,12 +111,11 @@ interface LookupKind<N extends PagedRouteName> {
   /** The entity the messages name, e.g. `network`. */
   noun: string;
   plural: string;
+  /** The kind looked up: its outputs, less its secret outputs (never returned). */
   kind: ResourceKind;
   route: N;
   /** The field names are matched on. */
   nameField: "name" | "email";
-  /** Outputs that are secrets: never returned. */
-  secrets: string[];
   /** One resource's outputs, by id (null when the API has no such resource). */
   byId(ctx: HandlerContext, id: string, entityId: string | undefined): Promise<Props>;
   /** A list item's outputs. */
@@ -164,7 +163,6 @@ const lookupKinds = {
     kind: network,
     route: "listNetworks",
     nameField: "name",
-    secrets: [],
     byId: async (ctx, id, entityId) =>
       networkOutputs({}, await ctx.api.getNetwork({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => networkOutputs({}, item),
@@ -181,7 +179,6 @@ const lookupKinds = {
     kind: volume,
     route: "listVolumes",
     nameField: "name",
-    secrets: [],
     byId: async (ctx, id, entityId) =>
       volumeLookupOutputs(await ctx.api.getVolume({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: volumeLookupOutputs,
@@ -202,7 +199,6 @@ const lookupKinds = {
     kind: virtualMachine,
     route: "listVms",
     nameField: "name",
-    secrets: ["sshPrivateKey"],
     byId: async (ctx, id, entityId) =>
       vmOutputs(
         {},
@@ -257,7 +253,6 @@ const lookupKinds = {
     kind: gpuVirtualMachine,
     route: "listGpuVms",
     nameField: "name",
-    secrets: ["sshPrivateKey"],
     byId: async (ctx, id, entityId) =>
       gpuOutputs({}, await ctx.api.getGpuVm({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => gpuOutputs({}, item),
@@ -272,7 +267,6 @@ const lookupKinds = {
     kind: resourceGroup,
     route: "listTeams",
     nameField: "name",
-    secrets: [],
     byId: async (ctx, id, entityId) =>
       groupOutputs({}, await ctx.api.getTeam({ params: { id: teamNumber(id) }, query: entityQuery(entityId) }), []),
     outputsOfItem: (item) => groupOutputs({}, item, []),
@@ -284,7 +278,6 @@ const lookupKinds = {
     kind: user,
     route: "listUsers",
     nameField: "email",
-    secrets: ["password"],
     byId: async (ctx, id, entityId) =>
       userOutputs({}, await ctx.api.getUser({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => userOutputs({}, item),
@@ -318,13 +311,13 @@ function resultOf(kind: AnyLookupKind): z.ZodObject {
   }
   for (const [key, value] of Object.entries(kind.kind.outputs.shape)) shape[key] = value as z.ZodType;
   for (const [key, value] of Object.entries(kind.extra?.shape ?? {})) shape[key] = value as z.ZodType;
-  for (const key of kind.secrets) delete shape[key];
+  for (const key of kind.kind.secretOutputs ?? []) delete shape[key];
   return z.object(shape);
 }
 
 const withoutSecrets = (kind: AnyLookupKind, props: Props): Props =>
   Object.fromEntries(
-    Object.entries(props).filter(([key, value]) => !kind.secrets.includes(key) && value !== undefined),
+    Object.entries(props).filter(([key, value]) => !kind.kind.secretOutputs?.includes(key) && value !== undefined),
   );
 
 // ---------------------------------------------------------------- one resource

@@ -23,6 +23,36 @@ export const settingSources = {
 } as const;
 export type SettingName = keyof typeof settingSources;
 
+/** What a setting is (the schema's config variable); its default, range and environment variable are added to it. */
+export interface SettingDeclaration {
+  readonly description: string;
+  /** A credential: the schema marks it secret (`pulumi config set --secret`). */
+  readonly secret?: true;
+}
+
+/** Every setting, described (one left out is a compile error). `pollIntervalMs` has no text beyond its default yet. */
+export const settingDeclarations: Readonly<Record<SettingName, SettingDeclaration>> = {
+  baseUrl: { description: "API base URL, ending in /v1." },
+  apiKey: { description: "API key (`svc_...`): one of the three ways to authenticate.", secret: true },
+  sessionToken: { description: "Session token: one of the three ways to authenticate.", secret: true },
+  email: {
+    description: "Email to sign in with (with password and totpSecret): one of the three ways to authenticate.",
+  },
+  password: { description: "Password to sign in with (with email and totpSecret).", secret: true },
+  totpSecret: { description: "Base32 TOTP secret of the signing-in user (with email and password).", secret: true },
+  entityId: { description: "Entity (UUID) to act in; default: the credentials' own entity." },
+  pollIntervalMs: { description: "" },
+  jobTimeoutMs: {
+    description: "How long to wait for one job; a resource's `customTimeouts` overrides it for that resource.",
+  },
+  requestTimeoutMs: { description: "How long one HTTP attempt may wait for its answer." },
+  maxRetries: { description: "Retries of a failed request that may be retried (429 pauses do not count)." },
+  progressIntervalMs: { description: "How often a job being waited for reports its progress." },
+  skipCredentialsValidation: {
+    description: "Do not check the credentials with the API (`GET /auth/check`) before the first change.",
+  },
+};
+
 /** The numeric settings: default, smallest and largest value allowed. */
 export const numericSettings = {
   pollIntervalMs: { fallback: 2000, min: 1, max: Number.MAX_SAFE_INTEGER },
@@ -120,21 +150,16 @@ export class ConfigurationError extends CodedError {
   }
 }
 
-/** The settings in force, validated. */
+/** The settings in force, validated (each one described in {@link settingDeclarations}). */
 export interface Settings {
-  /** API base URL, ending in /v1. */
   baseUrl: string;
   auth: ClientAuth;
   entityId?: string;
   pollIntervalMs: number;
   jobTimeoutMs: number;
-  /** How long one HTTP attempt may wait for its answer. */
   requestTimeoutMs: number;
-  /** Retries of a failed request that may be retried (429 pauses do not count). */
   maxRetries: number;
-  /** How often a job being waited for reports its progress. */
   progressIntervalMs: number;
-  /** Do not check the credentials with the API (`GET /auth/check`) before the first change. */
   skipCredentialsValidation: boolean;
 }
 

@@ -7,7 +7,7 @@ import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
 import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError } from "./errors";
-import type { ResourceKind } from "./kind";
+import type { OutputName, ResourceKind } from "./kind";
 import { containsUnknown, plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { sortedSet, teamIdInput } from "./resource-group";
@@ -379,6 +379,7 @@ export const user: ResourceKind = {
     "A user of the entity. Deleting it is the API's soft delete; a new user with the same email may be created after it. Replacing a user (new `action` or `entityId`) deletes the old one first, since emails are unique.",
   inputs: { schema: UserInputs, fields: inputFields },
   outputs: UserOutputs,
+  secretOutputs: ["password"] satisfies OutputName<typeof UserInputs, typeof UserOutputs>[],
   secretInputs: ["password"],
   check: (_olds: Props, news: Props) =>
     checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),

@@ -4,7 +4,8 @@ import type * as sdk from "../../sdk";
 import { kinds } from "../../provider/resources";
 import { diffSpecOf, inputsAsReported, type InputField, type InputFields } from "../../provider/resources/fields";
 import { outputDescriptions } from "../../tools/descriptions";
-import type { ApiKeyInputs } from "../../provider/resources/api-key";
+import type { ApiKeyInputs, ApiKeyOutputs } from "../../provider/resources/api-key";
+import type { OutputName } from "../../provider/resources/kind";
 import type { GpuVirtualMachineInputs } from "../../provider/resources/gpu-virtual-machine";
 import type { NetworkInputs } from "../../provider/resources/network";
 import type { ResourceGroupInputs } from "../../provider/resources/resource-group";
@@ -32,6 +33,11 @@ describe.each(Object.entries(kinds))("the declaration of %s", (_name, kind) => {
 
   it("describes every output (the outputs beyond the inputs: .describe() on the zod outputs)", () => {
     expect(() => outputDescriptions(kind)).not.toThrow();
+  });
+
+  it("declares as secret outputs only outputs it has (an input's or one beyond the inputs)", () => {
+    const outputNames = [...inputNames, ...Object.keys(kind.outputs.shape)];
+    expect((kind.secretOutputs ?? []).filter((name) => !outputNames.includes(name))).toEqual([]);
   });
 
   it("classifies every input of its schema", () => {
@@ -137,6 +143,13 @@ describe("the declaration's types", () => {
       userId: { change: "inPlace", reported: "documented", description: "d" },
     } satisfies InputFields<ApiKeyInputs>;
     expect([missing, stray]).toHaveLength(2);
+  });
+
+  it("refuse a secret output that is not an output of the kind", () => {
+    const secrets = ["key", "name"] satisfies OutputName<typeof ApiKeyInputs, typeof ApiKeyOutputs>[];
+    // @ts-expect-error: `sshPrivateKey` is an output of the VMs, not of ApiKey.
+    const stray = ["sshPrivateKey"] satisfies OutputName<typeof ApiKeyInputs, typeof ApiKeyOutputs>[];
+    expect([secrets, stray]).toHaveLength(2);
   });
 
   it("refuse an input without its description", () => {
