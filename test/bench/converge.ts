@@ -112,6 +112,8 @@ interface RunRecord {
   upsRun: number;
   /** Per up: how many injected request faults (errors, lost answers, latency) and job failures fired. */
   fired: { requests: number; jobs: number }[];
+  /** Per up that ended without error: the engine's count of each operation (create, same, update, delete, ...). */
+  steps: { up: number; changes: Record<string, number> }[];
   failures: Failure[];
   /** Resources that failed again, with a message no fault gives, after an earlier failure. */
   failedTwiceGone: string[];
@@ -257,6 +259,7 @@ async function run(
     lost: [],
     destroyClean: false,
     otherErrors: [],
+    steps: [],
     hangs: [],
     seconds: 0,
   };
@@ -326,7 +329,10 @@ async function run(
       const ok = await watched(`up ${up}`, (signal, onOutput) =>
         stack.up({ color: "never", continueOnError: mode === "continue", onEvent, onOutput, signal }),
       ).then(
-        () => true,
+        (result) => {
+          record.steps.push({ up, changes: result.summary.resourceChanges ?? {} });
+          return true;
+        },
         () => false,
       );
       record.fired.push(await fired());
@@ -345,7 +351,10 @@ async function run(
         () => true,
         (error: unknown) => {
           const why = changes.length > 0 ? changes.join("; ") : String(error).slice(0, 600).replace(/\s+/g, " ");
-          record.otherErrors.push(`preview after up ${up} has changes: ${why}`);
+          const steps = record.steps.find((s) => s.up === up)?.changes;
+          record.otherErrors.push(
+            `preview after up ${up} (whose steps were ${JSON.stringify(steps)}) has changes: ${why}`,
+          );
           return false;
         },
       );
