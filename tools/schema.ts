@@ -23,7 +23,7 @@ import {
   type SettingName,
 } from "../provider/resources";
 import type { ResourceKind } from "../provider/resources/kind";
-import { dataFunctions } from "../provider/resources/lookups";
+import { dataFunctions, lookupNames } from "../provider/resources/lookups";
 
 type JsonSchema = Record<string, unknown> & {
   type?: string | string[];
@@ -371,39 +371,35 @@ export function buildSchema(root: string, version: string): Record<string, unkno
 }
 
 /**
- * Every data function of the registry, described by the SDK (sdk/data.ts, else sdk/lookups.ts) and, for a kind's
- * lookups, the kind's declaration.
+ * Every data function of the registry, described by its declaration (provider/resources/lookups.ts: the function's
+ * description, its arguments' and results' `.describe()`), a kind's lookups by the kind's declaration too. The GPU
+ * inventory's and the volume sizes' arguments and results are still described by sdk/data.ts (the contract's types
+ * they return carry no descriptions).
  */
 function functionSpecs(root: string, sink: TypeSink): Record<string, unknown> {
   const data = readSdk(path.join(root, "sdk", "data.ts"));
-  const lookups = readSdk(path.join(root, "sdk", "lookups.ts"));
-  const entityArgs = lookups.members("EntityArgs");
   const specs: Record<string, unknown> = {};
   for (const name of Object.keys(dataFunctions).sort()) {
     const fn = dataFunctions[name]!;
     const cap = capital(name.replace(/^get/, ""));
-    const sdk = data.doc(name) !== undefined ? data : lookups;
-    const argsDocs = new Map([...entityArgs, ...sdk.members(`Get${cap}Args`)]);
-    let resultDocs = sdk.members(`Get${cap}Result`).size > 0 ? sdk.members(`Get${cap}Result`) : sdk.members(cap);
+    const inSdk = data.doc(name) !== undefined;
+    const argsDocs = inSdk ? data.members(`Get${cap}Args`) : new Map<string, Declared>();
+    let resultDocs = inSdk
+      ? data.members(`Get${cap}Result`).size > 0
+        ? data.members(`Get${cap}Result`)
+        : data.members(cap)
+      : new Map<string, Declared>();
     if (fn.describes !== undefined) {
-      const kindDocs = outputDocs(kinds[fn.describes]);
       const item: Described = {
         members: new Map([
           ["id", { description: `The ${fn.describes}'s id (its Pulumi id).` }],
-          ...(fn.describes === "VirtualMachine" && name !== `get${fn.describes}`
-            ? lookups.members("VirtualMachineSummary")
-            : kindDocs),
+          ...outputDocs(kinds[fn.describes]),
         ]),
       };
-      if (name === `get${fn.describes}`) {
-        resultDocs = item.members;
-      } else {
-        resultDocs = new Map(
-          [...resultDocs].map(([key, member]) => [key, key === "count" ? member : { ...member, shape: () => item }]),
-        );
-      }
+      const { single, plural } = lookupNames(fn.describes);
+      resultDocs = name === single ? item.members : new Map([[plural, { shape: () => item }]]);
     }
-    specs[token(name)] = functionSpec(sink, sdk.doc(name) ?? name, cap, fn.argsShape, fn.result, argsDocs, resultDocs);
+    specs[token(name)] = functionSpec(sink, fn.description, cap, fn.argsShape, fn.result, argsDocs, resultDocs);
   }
   return specs;
 }

@@ -28,13 +28,23 @@ export interface DataFunction {
   argsShape: z.ZodObject;
   /** The result (for the package schema). */
   result: z.ZodObject;
-  /** The kind whose SDK class documents the result (single lookups) or the items (lists). */
+  /**
+   * What the function does: the schema's description. Its arguments and results are described on their zod schemas
+   * (`.describe()`), except what `describes` describes.
+   */
+  description: string;
+  /**
+   * The kind whose declaration describes the result (single lookups) or the items (lists whose items are the single
+   * result); items of their own (`listItem`) describe themselves.
+   */
   describes?: LookupKindName;
   /** The call, with the context of the host's configuration. */
   call(ctx: HandlerContext, args: never): Promise<unknown>;
 }
 
-const entityIdArg = Uuid.optional();
+const entityIdArg = Uuid.optional().describe(
+  "Entity (UUID) to read in: a child entity of the configured one. Default: the configured entity.",
+);
 
 // ---------------------------------------------------------------- shared reads
 
@@ -120,8 +130,8 @@ interface LookupKind<N extends PagedRouteName> {
   byId(ctx: HandlerContext, id: string, entityId: string | undefined): Promise<Props>;
   /** A list item's outputs. */
   outputsOfItem(item: ItemOf<N>, entityId: string | undefined): Promise<Props> | Props;
-  /** The list filters: argument name → query parameter. */
-  filters: Record<string, { param: string; schema: z.ZodType }>;
+  /** The list filters: argument name → query parameter, schema and description. */
+  filters: Record<string, { param: string; schema: z.ZodType; description: string }>;
   /** Items of the list result, when they are not the single result (VM list items carry less than the detail). */
   listItem?: z.ZodObject;
   /**
@@ -138,7 +148,7 @@ const teamNumber = (id: string) => {
   return Number(id);
 };
 
-const f = <S extends z.ZodType>(param: string, schema: S) => ({ param, schema });
+const f = <S extends z.ZodType>(param: string, schema: S, description: string) => ({ param, schema, description });
 
 /** A volume's lookup result beyond its state: what an attachment changes. */
 const VolumeLookupExtra = z.object({
@@ -167,10 +177,14 @@ const lookupKinds = {
       networkOutputs({}, await ctx.api.getNetwork({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => networkOutputs({}, item),
     filters: {
-      regionId: f("filter[regionId]", int),
-      datacenterId: f("filter[datacenterId]", Uuid),
-      networkType: f("filter[networkType]", z.enum(["standard", "custom"])),
-      search: f("search", z.string().min(1).max(200)),
+      regionId: f("filter[regionId]", int, "Only networks of this region (integer id)."),
+      datacenterId: f("filter[datacenterId]", Uuid, "Only networks of this data center (UUID)."),
+      networkType: f("filter[networkType]", z.enum(["standard", "custom"]), "Only networks of this type."),
+      search: f(
+        "search",
+        z.string().min(1).max(200),
+        "Only networks whose name contains this text (the API's partial match).",
+      ),
     },
   } satisfies LookupKind<"listNetworks">,
   Volume: {
@@ -184,13 +198,17 @@ const lookupKinds = {
     outputsOfItem: volumeLookupOutputs,
     extra: VolumeLookupExtra,
     filters: {
-      virtualMachineId: f("filter[virtualMachineId]", Uuid),
-      status: f("filter[status]", z.string().min(1)),
-      teamId: f("filter[teamId]", int),
-      datacenterId: f("filter[datacenterId]", Uuid),
-      volumeTypeId: f("filter[volumeTypeId]", int),
-      sizeGb: f("filter[sizeGb]", int),
-      search: f("search", z.string().min(1).max(200)),
+      virtualMachineId: f("filter[virtualMachineId]", Uuid, "Only volumes attached to this VM (UUID)."),
+      status: f("filter[status]", z.string().min(1), "Only volumes in this status, e.g. `Available` or `In-use`."),
+      teamId: f("filter[teamId]", int, "Only volumes of this resource group (integer id)."),
+      datacenterId: f("filter[datacenterId]", Uuid, "Only volumes of this data center (UUID)."),
+      volumeTypeId: f("filter[volumeTypeId]", int, "Only volumes of this volume type."),
+      sizeGb: f("filter[sizeGb]", int, "Only volumes of this size in GB."),
+      search: f(
+        "search",
+        z.string().min(1).max(200),
+        "Only volumes whose name contains this text (the API's partial match).",
+      ),
     },
   } satisfies LookupKind<"listVolumes">,
   VirtualMachine: {
@@ -222,29 +240,33 @@ const lookupKinds = {
       updatedAt: item.updatedAt,
     }),
     filters: {
-      teamId: f("filter[teamId]", int),
-      regionId: f("filter[regionId]", int),
-      datacenterId: f("filter[datacenterId]", Uuid),
-      configurationId: f("filter[configurationId]", int),
-      imageName: f("filter[imageName]", z.string().min(1)),
-      status: f("filter[status]", z.string().min(1)),
-      search: f("search", z.string().min(1).max(200)),
+      teamId: f("filter[teamId]", int, "Only VMs of this resource group (integer id)."),
+      regionId: f("filter[regionId]", int, "Only VMs of this region (integer id)."),
+      datacenterId: f("filter[datacenterId]", Uuid, "Only VMs of this data center (UUID)."),
+      configurationId: f("filter[configurationId]", int, "Only VMs of this configuration."),
+      imageName: f("filter[imageName]", z.string().min(1), "Only VMs of this image, by name."),
+      status: f("filter[status]", z.string().min(1), "Only VMs in this status, e.g. `Running`."),
+      search: f(
+        "search",
+        z.string().min(1).max(200),
+        "Only VMs whose name contains this text (the API's partial match).",
+      ),
     },
     listItem: z.object({
-      id: z.string(),
-      name: z.string(),
-      status: z.string(),
-      datacenterId: z.string(),
-      datacenterName: z.string(),
-      imageName: z.string(),
-      cpu: z.number().int(),
-      ram: z.number().int(),
-      disk: z.number().int(),
-      privateIp: z.string().nullable(),
-      publicIp: z.string().nullable(),
-      teamId: z.number().int().optional(),
-      createdAt: z.string(),
-      updatedAt: z.string(),
+      id: z.string().describe("VM id (UUID)."),
+      name: z.string().describe("Name (not unique)."),
+      status: z.string().describe("Status, e.g. `Running`."),
+      datacenterId: z.string().describe("Data center (UUID)."),
+      datacenterName: z.string().describe("Data center name."),
+      imageName: z.string().describe("Image name."),
+      cpu: z.number().int().describe("vCPUs."),
+      ram: z.number().int().describe("RAM in GB."),
+      disk: z.number().int().describe("Disk in GB."),
+      privateIp: z.string().nullable().describe("Primary private address, or null."),
+      publicIp: z.string().nullable().describe("Primary public address, or null."),
+      teamId: z.number().int().optional().describe("Resource group (integer id), when the API reports it."),
+      createdAt: z.string().describe("Creation time (ISO 8601)."),
+      updatedAt: z.string().describe("Last change (ISO 8601)."),
     }),
   } satisfies LookupKind<"listVms">,
   GpuVirtualMachine: {
@@ -257,8 +279,12 @@ const lookupKinds = {
       gpuOutputs({}, await ctx.api.getGpuVm({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => gpuOutputs({}, item),
     filters: {
-      teamId: f("filter[teamId]", int),
-      search: f("search", z.string().min(1).max(200)),
+      teamId: f("filter[teamId]", int, "Only GPU VMs of this resource group (integer id)."),
+      search: f(
+        "search",
+        z.string().min(1).max(200),
+        "Only GPU VMs whose name contains this text (the API's partial match).",
+      ),
     },
   } satisfies LookupKind<"listGpuVms">,
   ResourceGroup: {
@@ -270,7 +296,13 @@ const lookupKinds = {
     byId: async (ctx, id, entityId) =>
       groupOutputs({}, await ctx.api.getTeam({ params: { id: teamNumber(id) }, query: entityQuery(entityId) }), []),
     outputsOfItem: (item) => groupOutputs({}, item, []),
-    filters: { search: f("search", z.string().min(1).max(200)) },
+    filters: {
+      search: f(
+        "search",
+        z.string().min(1).max(200),
+        "Only resource groups whose name contains this text (the API's partial match).",
+      ),
+    },
   } satisfies LookupKind<"listTeams">,
   User: {
     noun: "user",
@@ -282,11 +314,23 @@ const lookupKinds = {
       userOutputs({}, await ctx.api.getUser({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => userOutputs({}, item),
     filters: {
-      search: f("search", z.string().min(1).max(200)),
-      teamId: f("teamId", int),
-      inviteStatus: f("inviteStatus", z.array(z.enum(["pending", "accepted", "expired"])).min(1)),
-      roleId: f("roleId", z.string().min(1)),
-      deletedFilter: f("deletedFilter", z.enum(["exclude", "include", "only"])),
+      search: f(
+        "search",
+        z.string().min(1).max(200),
+        "Only users whose name or email contains this text (the API's partial match).",
+      ),
+      teamId: f("teamId", int, "Only members of this resource group (integer id)."),
+      inviteStatus: f(
+        "inviteStatus",
+        z.array(z.enum(["pending", "accepted", "expired"])).min(1),
+        "Only users with one of these invite statuses.",
+      ),
+      roleId: f("roleId", z.string().min(1), "Only users with this role (id)."),
+      deletedFilter: f(
+        "deletedFilter",
+        z.enum(["exclude", "include", "only"]),
+        "Deleted users: left out (`exclude`, the API's default), `include`d, or `only` them.",
+      ),
     },
   } satisfies LookupKind<"listUsers">,
 } as const;
@@ -326,8 +370,15 @@ const withoutSecrets = (kind: AnyLookupKind, props: Props): Props =>
 function oneArgs(kind: AnyLookupKind) {
   const key = kind.nameField;
   const shape = z.strictObject({
-    id: z.string().trim().min(1, "must not be empty").optional(),
-    [key]: z.string().trim().min(1, "must not be empty").optional(),
+    id: z.string().trim().min(1, "must not be empty").optional().describe(`The ${kind.noun}'s id.`),
+    [key]: z
+      .string()
+      .trim()
+      .min(1, "must not be empty")
+      .optional()
+      .describe(
+        `The ${kind.noun}'s ${key}, matched exactly${key === "email" ? " (case aside)" : ""}: an error when none or several match.`,
+      ),
     entityId: entityIdArg,
   });
   const args = shape.superRefine((value, ctx) => {
@@ -432,7 +483,9 @@ export async function lookupOne(ctx: HandlerContext, name: LookupKindName, args:
 
 function listArgs(kind: AnyLookupKind) {
   const shape: Record<string, z.ZodType> = { entityId: entityIdArg };
-  for (const [key, filter] of Object.entries(kind.filters)) shape[key] = filter.schema.optional();
+  for (const [key, filter] of Object.entries(kind.filters)) {
+    shape[key] = filter.schema.optional().describe(filter.description);
+  }
   return z.strictObject(shape);
 }
 
@@ -462,13 +515,13 @@ export async function lookupList(ctx: HandlerContext, name: LookupKindName, args
 
 export const GetCallerArgs = z.strictObject({ entityId: entityIdArg });
 export const GetCallerResult = z.object({
-  userId: z.string(),
-  email: z.string(),
-  name: z.string(),
-  roles: z.array(z.string()),
-  permissions: z.array(z.string()),
-  entityId: z.string(),
-  entityName: z.string(),
+  userId: z.string().describe("The signed-in user (UUID); for an API key, the user it belongs to."),
+  email: z.string().describe("The user's email."),
+  name: z.string().describe("The user's name."),
+  roles: z.array(z.string()).describe("The user's roles."),
+  permissions: z.array(z.string()).describe("The user's permissions."),
+  entityId: z.string().describe("The active entity (UUID): where the provider acts."),
+  entityName: z.string().describe("The active entity's name."),
 });
 
 /** Who the credentials are (`GET /auth/check`) and the entity they act in. */
@@ -500,18 +553,24 @@ function registry(): Record<string, DataFunction> {
       args: data.GetGpuInventoryArgs as z.ZodType<Props>,
       argsShape: data.GetGpuInventoryArgs,
       result: data.GetGpuInventoryResult,
+      description:
+        "The GPU inventory now: which series, data centers and GPU counts can be ordered. Read at each call (the API never caches it), with the provider's configuration.",
       call: data.gpuInventory as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getVolumeSizes: {
       args: data.GetVolumeSizesArgs as z.ZodType<Props>,
       argsShape: data.GetVolumeSizesArgs,
       result: data.GetVolumeSizesResult,
+      description:
+        "The volume types of a data center and the sizes each offers (`volumeTypeId`, and `volumeSizeId` / `sizeGb` of a Volume), with the provider's configuration.",
       call: data.volumeSizes as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getCaller: {
       args: GetCallerArgs as z.ZodType<Props>,
       argsShape: GetCallerArgs,
       result: GetCallerResult,
+      description:
+        "Who the configured credentials are (`GET /auth/check`): user, roles and permissions, and the entity acted in.",
       call: caller as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
   };
@@ -523,6 +582,9 @@ function registry(): Record<string, DataFunction> {
       args: one.args as unknown as z.ZodType<Props>,
       argsShape: one.shape,
       result: single,
+      description:
+        `One ${kind.noun}, by id or by exact ${kind.nameField} (every page of the API's partial-match search is read, and only exact matches kept): its outputs, as a \`${name}\` has them. ` +
+        `No match is an error naming the ${kind.nameField} and the closest found; several matches an error listing their ids and creation times (look up by id then).`,
       describes: name,
       call: ((ctx: HandlerContext, args: Props) => lookupOne(ctx, name, args)) as (
         ctx: HandlerContext,
@@ -533,8 +595,15 @@ function registry(): Record<string, DataFunction> {
     functions[pluralName(name)] = {
       args: list as z.ZodType<Props>,
       argsShape: list,
-      result: z.object({ [kind.plural]: z.array(kind.listItem ?? single), count: z.number().int() }),
-      describes: name,
+      result: z.object({
+        [kind.plural]: z
+          .array(kind.listItem ?? single)
+          .describe(`Every ${kind.noun} the filters select (every page read), by ${kind.nameField} then id.`),
+        count: z.number().int().describe("How many there are."),
+      }),
+      description: `Every ${kind.noun} the filters select: each page of the API's list read (100 per request), sorted by ${kind.nameField} then id.`,
+      // Items of their own (a VM list's) describe themselves; others are the single result, which the kind describes.
+      ...(kind.listItem ? {} : { describes: name }),
       call: ((ctx: HandlerContext, args: Props) => lookupList(ctx, name, args)) as (
         ctx: HandlerContext,
         args: never,
