@@ -1,11 +1,11 @@
 /**
- * `npm run schema`: builds the plugin's Pulumi package schema (provider/plugin/schema.json) from the kinds'
- * declarations (their zod input and output schemas, how each input changes, every description: the kind's, each
- * input's and output's, nested members' on the zod schemas), the data functions' zod schemas, the settings of the
- * framework, and what the declarations do not hold yet, read from source text: the secret outputs of the dynamic SDK
- * (its `additionalSecretOutputs`, which is what marks them secret there), the lookups' own descriptions (sdk/data.ts,
- * sdk/lookups.ts) and the settings' (provider/resources/settings.ts). The SDK must declare exactly the outputs a kind
- * declares. A test fails when the committed schema.json differs from what this builds. Never edit schema.json by hand.
+ * `npm run schema`: builds the plugin's Pulumi package schema (provider/plugin/schema.json) from the declarations: the
+ * kinds' (their zod input and output schemas, how each input changes, their secret outputs, every description: the
+ * kind's, each input's and output's, nested members' on the zod schemas), the data functions' (provider/resources/
+ * lookups.ts: descriptions and zod schemas) and the settings' (provider/resources/settings.ts). Read from source text
+ * still: the arguments' and results' descriptions of getGpuInventory and getVolumeSizes (sdk/data.ts: the contract's
+ * types they return carry none), and the dynamic SDK classes' declared outputs, which must be exactly the kind's. A
+ * test fails when the committed schema.json differs from what this builds. Never edit schema.json by hand.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";

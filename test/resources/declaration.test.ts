@@ -2,6 +2,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import type * as sdk from "../../sdk";
 import { kinds } from "../../provider/resources";
+import { dataFunctions } from "../../provider/resources/lookups";
 import { diffSpecOf, inputsAsReported, type InputField, type InputFields } from "../../provider/resources/fields";
 import { outputDescriptions } from "../../tools/descriptions";
 import type { ApiKeyInputs, ApiKeyOutputs } from "../../provider/resources/api-key";
@@ -172,5 +173,31 @@ describe("the declaration's types", () => {
     expectTypeOf<keyof sdk.ApiKeyArgs>().toEqualTypeOf<Declared<ApiKeyInputs>>();
     expectTypeOf<keyof sdk.ResourceGroupMemberArgs>().toEqualTypeOf<Declared<ResourceGroupMemberInputs>>();
     expectTypeOf<keyof sdk.UserRoleArgs>().toEqualTypeOf<Declared<UserRoleInputs>>();
+  });
+});
+
+describe("the data functions' declarations", () => {
+  // The GPU inventory's and the volume sizes' arguments and results are still described by sdk/data.ts.
+  const declared = Object.entries(dataFunctions).filter(
+    ([name]) => !["getGpuInventory", "getVolumeSizes"].includes(name),
+  );
+  const undescribed = (schema: z.ZodObject) => {
+    const json = z.toJSONSchema(schema, { unrepresentable: "any" }) as {
+      properties?: Record<string, { description?: string }>;
+    };
+    return Object.entries(json.properties ?? {})
+      .filter(([, value]) => !value.description)
+      .map(([key]) => key);
+  };
+
+  it.each(declared)("%s describes itself and each argument", (_name, fn) => {
+    expect(fn.description).not.toBe("");
+    expect(undescribed(fn.argsShape)).toEqual([]);
+  });
+
+  // A kind's single lookup has its result described by the kind's declaration (tools/schema.ts); the others their own.
+  const ownResults = declared.filter(([name, fn]) => fn.describes === undefined || name !== `get${fn.describes}`);
+  it.each(ownResults)("%s describes each result", (_name, fn) => {
+    expect(undescribed(fn.result)).toEqual([]);
   });
 });
