@@ -100,11 +100,11 @@ export interface GetNetworkArgs extends EntityArgs {
 
 /**
  * One network, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
- * kept): its outputs, as a {@link Network} has them. No match is an error naming the name and the closest found;
- * several matches an error listing their ids and creation times (look up by id then).
+ * kept): its outputs, as a `Network` has them. No match is an error naming the name and the closest found; several
+ * matches an error listing their ids and creation times (look up by id then).
  *
  * @example
- * const shared = await getNetwork({ name: "shared-net" });
+ * const found = await getNetwork({ name: "my-network" });
  */
 export function getNetwork(args: GetNetworkArgs, opts?: LookupOptions): Promise<GetNetworkResult> {
   void opts;
@@ -186,11 +186,11 @@ export interface GetVolumeArgs extends EntityArgs {
 
 /**
  * One volume, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
- * kept): its outputs, as a {@link Volume} has them. No match is an error naming the name and the closest found;
- * several matches an error listing their ids and creation times (look up by id then).
+ * kept): its outputs, as a `Volume` has them. No match is an error naming the name and the closest found; several
+ * matches an error listing their ids and creation times (look up by id then).
  *
  * @example
- * const shared = await getNetwork({ name: "shared-net" });
+ * const found = await getVolume({ name: "my-volume" });
  */
 export function getVolume(args: GetVolumeArgs, opts?: LookupOptions): Promise<GetVolumeResult> {
   void opts;
@@ -263,12 +263,12 @@ export interface GetVirtualMachineArgs extends EntityArgs {
 }
 
 /**
- * One virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
- * kept): its outputs, as a {@link VirtualMachine} has them. No match is an error naming the name and the closest found;
- * several matches an error listing their ids and creation times (look up by id then).
+ * One virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only exact
+ * matches kept): its outputs, as a `VirtualMachine` has them. No match is an error naming the name and the closest
+ * found; several matches an error listing their ids and creation times (look up by id then).
  *
  * @example
- * const shared = await getNetwork({ name: "shared-net" });
+ * const found = await getVirtualMachine({ name: "my-virtual-machine" });
  */
 export function getVirtualMachine(args: GetVirtualMachineArgs, opts?: LookupOptions): Promise<GetVirtualMachineResult> {
   void opts;
@@ -311,7 +311,8 @@ export interface GetVirtualMachinesResult {
 }
 
 /**
- * Every virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then
+ * id.
  *
  * @example
  * const { virtualMachines, count } = await getVirtualMachines({});
@@ -347,12 +348,12 @@ export interface GetGpuVirtualMachineArgs extends EntityArgs {
 }
 
 /**
- * One GPU virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
- * kept): its outputs, as a {@link GpuVirtualMachine} has them. No match is an error naming the name and the closest found;
- * several matches an error listing their ids and creation times (look up by id then).
+ * One GPU virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only
+ * exact matches kept): its outputs, as a `GpuVirtualMachine` has them. No match is an error naming the name and the
+ * closest found; several matches an error listing their ids and creation times (look up by id then).
  *
  * @example
- * const shared = await getNetwork({ name: "shared-net" });
+ * const found = await getGpuVirtualMachine({ name: "my-gpu-virtual-machine" });
  */
 export function getGpuVirtualMachine(
   args: GetGpuVirtualMachineArgs,
@@ -388,7 +389,8 @@ export interface GetGpuVirtualMachinesResult {
 }
 
 /**
- * Every GPU virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every GPU virtual machine the filters select: each page of the API's list read (100 per request), sorted by name
+ * then id.
  *
  * @example
  * const { gpuVirtualMachines, count } = await getGpuVirtualMachines({});
@@ -424,12 +426,12 @@ export interface GetResourceGroupArgs extends EntityArgs {
 }
 
 /**
- * One resource group, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
- * kept): its outputs, as a {@link ResourceGroup} has them. No match is an error naming the name and the closest found;
- * several matches an error listing their ids and creation times (look up by id then).
+ * One resource group, by id or by exact name (every page of the API's partial-match search is read, and only exact
+ * matches kept): its outputs, as a `ResourceGroup` has them. No match is an error naming the name and the closest
+ * found; several matches an error listing their ids and creation times (look up by id then).
  *
  * @example
- * const shared = await getNetwork({ name: "shared-net" });
+ * const found = await getResourceGroup({ name: "my-resource-group" });
  */
 export function getResourceGroup(args: GetResourceGroupArgs, opts?: LookupOptions): Promise<GetResourceGroupResult> {
   void opts;
@@ -460,7 +462,8 @@ export interface GetResourceGroupsResult {
 }
 
 /**
- * Every resource group the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every resource group the filters select: each page of the API's list read (100 per request), sorted by name then
+ * id.
  *
  * @example
  * const { resourceGroups, count } = await getResourceGroups({});
@@ -497,11 +500,11 @@ export interface GetUserArgs extends EntityArgs {
 
 /**
  * One user, by id or by exact email (every page of the API's partial-match search is read, and only exact matches
- * kept): its outputs, as a {@link User} has them. No match is an error naming the email and the closest found;
- * several matches an error listing their ids and creation times (look up by id then).
+ * kept): its outputs, as a `User` has them. No match is an error naming the email and the closest found; several
+ * matches an error listing their ids and creation times (look up by id then).
  *
  * @example
- * const shared = await getNetwork({ name: "shared-net" });
+ * const found = await getUser({ email: "someone@example.com" });
  */
 export function getUser(args: GetUserArgs, opts?: LookupOptions): Promise<GetUserResult> {
   void opts;
@@ -580,7 +583,7 @@ export interface GetCallerResult {
  * Who the configured credentials are (`GET /auth/check`): user, roles and permissions, and the entity acted in.
  *
  * @example
- * const me = await getCaller();
+ * const caller = await getCaller();
  */
 export function getCaller(args: GetCallerArgs = {}, opts?: LookupOptions): Promise<GetCallerResult> {
   void opts;

@@ -3,8 +3,9 @@
  * from the kinds' declarations: the class's (the kind's description), each argument's (the members of `<Kind>Args`
  * and of the interfaces it is made of: each input's description), each output's (`declare readonly`: the output's
  * description), and those of nested members (described on the zod schemas). Everything else in those files is written
- * by hand, their types checked against the declarations by test/resources/declaration.test.ts. A test fails when a
- * file's docs are not what this writes.
+ * by hand, their types checked against the declarations by test/resources/declaration.test.ts. Likewise the data
+ * functions' file (sdk/lookups.ts) from provider/resources/lookups.ts: each function's doc with an example, its
+ * arguments' and results' members. A test fails when a file's docs are not what this writes.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -13,6 +14,7 @@ import { z } from "zod";
 import { repositoryRoot } from "./pulumi-cli";
 import { kinds, type KindName } from "../provider/resources";
 import type { ResourceKind } from "../provider/resources/kind";
+import { dataFunctions, type DataFunction } from "../provider/resources/lookups";
 import { outputDescriptions, sdkFile } from "./descriptions";
 
 /** The repository's Prettier width: a doc that fits in it is one line. */
@@ -20,10 +22,13 @@ const width = 120;
 /** A longer doc is wrapped a little within it (as the SDK's hand-written docs were). */
 const wrapWidth = 118;
 
-/** A JSDoc comment of `text` starting at column `indent`: one line when it fits, else wrapped. */
-export function jsDocComment(text: string, indent: number): string {
+/**
+ * A JSDoc comment of `text` starting at column `indent`: one line when it fits, else wrapped; with an `example` (a
+ * line of code, never wrapped) after it.
+ */
+export function jsDocComment(text: string, indent: number, example?: string): string {
   const single = `/** ${text} */`;
-  if (indent + single.length <= width) return single;
+  if (example === undefined && indent + single.length <= width) return single;
   const lines: string[] = [];
   let line = "";
   for (const word of text.split(" ")) {
@@ -35,8 +40,9 @@ export function jsDocComment(text: string, indent: number): string {
     }
   }
   lines.push(line);
+  if (example !== undefined) lines.push("", "@example", example);
   const pad = " ".repeat(indent);
-  return ["/**", ...lines.map((l) => `${pad} * ${l}`), `${pad} */`].join("\n");
+  return ["/**", ...lines.map((l) => (l === "" ? `${pad} *` : `${pad} * ${l}`)), `${pad} */`].join("\n");
 }
 
 /** The object a value holds, through optional, nullable, default and arrays (the zod object that describes it). */
@@ -53,13 +59,24 @@ interface Edit {
   text: string;
 }
 
-/**
- * The SDK file's text (`source`) with its docs written from the kind's declaration. Throws, naming it, on a member of
- * the arguments or the class that the declaration does not describe.
- */
-export function withDocs(source: string, kind: ResourceKind): string {
-  const file = ts.createSourceFile(sdkFile(kind.name), source, ts.ScriptTarget.ES2022, true);
-  const local = new Map<string, ts.InterfaceDeclaration | ts.TypeAliasDeclaration | ts.ClassDeclaration>();
+type Declaration = ts.InterfaceDeclaration | ts.TypeAliasDeclaration | ts.ClassDeclaration;
+
+/** The name of a member (a property), if it has one. */
+const nameOf = (member: ts.Node) => {
+  const name = (member as { name?: ts.PropertyName }).name;
+  return name && (ts.isIdentifier(name) || ts.isStringLiteral(name)) ? name.text : undefined;
+};
+
+/** The properties of an interface, a class or a type written in place. */
+const membersOf = (node: ts.InterfaceDeclaration | ts.ClassDeclaration | ts.TypeLiteralNode) =>
+  (node.members as ts.NodeArray<ts.Node>).filter(
+    (m): m is ts.PropertySignature | ts.PropertyDeclaration => ts.isPropertySignature(m) || ts.isPropertyDeclaration(m),
+  );
+
+/** A source file whose docs are rewritten: its top-level declarations by name, `document`, then `text()`. */
+function docEditor(name: string, source: string) {
+  const file = ts.createSourceFile(name, source, ts.ScriptTarget.ES2022, true);
+  const local = new Map<string, Declaration>();
   for (const statement of file.statements) {
     if (
       (ts.isInterfaceDeclaration(statement) ||
@@ -71,27 +88,36 @@ export function withDocs(source: string, kind: ResourceKind): string {
     }
   }
   const edits: Edit[] = [];
-
-  /** Writes `text` as the node's doc: in place of its JSDoc, or above it. */
-  const document = (node: ts.Node, text: string) => {
-    const start = node.getStart(file);
-    const indent = start - file.text.lastIndexOf("\n", start - 1) - 1;
-    const docs = (node as { jsDoc?: ts.JSDoc[] }).jsDoc;
-    const last = docs?.[docs.length - 1];
-    const comment = jsDocComment(text, indent);
-    if (last) edits.push({ start: last.getStart(file), end: last.end, text: comment });
-    else edits.push({ start, end: start, text: `${comment}\n${" ".repeat(indent)}` });
+  return {
+    file,
+    local,
+    /** Writes `text` (and an example) as the node's doc: in place of its JSDoc, or above it. */
+    document(node: ts.Node, text: string, example?: string) {
+      const start = node.getStart(file);
+      const indent = start - file.text.lastIndexOf("\n", start - 1) - 1;
+      const docs = (node as { jsDoc?: ts.JSDoc[] }).jsDoc;
+      const last = docs?.[docs.length - 1];
+      const comment = jsDocComment(text, indent, example);
+      if (last) edits.push({ start: last.getStart(file), end: last.end, text: comment });
+      else edits.push({ start, end: start, text: `${comment}\n${" ".repeat(indent)}` });
+    },
+    /** The source with every doc written. */
+    text() {
+      let text = source;
+      for (const edit of edits.sort((a, b) => b.start - a.start)) {
+        text = text.slice(0, edit.start) + edit.text + text.slice(edit.end);
+      }
+      return text;
+    },
   };
+}
 
-  const nameOf = (member: ts.Node) => {
-    const name = (member as { name?: ts.PropertyName }).name;
-    return name && (ts.isIdentifier(name) || ts.isStringLiteral(name)) ? name.text : undefined;
-  };
-  const membersOf = (node: ts.InterfaceDeclaration | ts.ClassDeclaration | ts.TypeLiteralNode) =>
-    (node.members as ts.NodeArray<ts.Node>).filter(
-      (m): m is ts.PropertySignature | ts.PropertyDeclaration =>
-        ts.isPropertySignature(m) || ts.isPropertyDeclaration(m),
-    );
+/**
+ * The SDK file's text (`source`) with its docs written from the kind's declaration. Throws, naming it, on a member of
+ * the arguments or the class that the declaration does not describe.
+ */
+export function withDocs(source: string, kind: ResourceKind): string {
+  const { file, local, document, text } = docEditor(sdkFile(kind.name), source);
 
   /**
    * The nested objects a member's type holds (through Input, Output, arrays and unions): a type written in place has
@@ -185,11 +211,91 @@ export function withDocs(source: string, kind: ResourceKind): string {
     if (object) nested(member.type, object);
   }
 
-  let text = source;
-  for (const edit of edits.sort((a, b) => b.start - a.start)) {
-    text = text.slice(0, edit.start) + edit.text + text.slice(edit.end);
+  return text();
+}
+
+/** The type a parameter or a return type names, through `InputsOf<...>`, `Promise<...>` and `pulumi.Output<...>`. */
+function namedType(type: ts.TypeNode | undefined): string | undefined {
+  if (type === undefined || !ts.isTypeReferenceNode(type)) return undefined;
+  const name = type.typeName.getText();
+  if (["InputsOf", "Promise", "pulumi.Output"].includes(name)) return namedType(type.typeArguments?.[0]);
+  return name;
+}
+
+/** The one line of code a data function's doc shows: its call with an argument of the kind it takes. */
+function exampleOf(name: string, fn: DataFunction): string {
+  const list = Object.keys(fn.result.shape).filter((key) => key !== "count");
+  if ("count" in fn.result.shape) return `const { ${list.join(", ")}, count } = await ${name}({});`;
+  const args = fn.argsShape.shape;
+  if ("email" in args) return `const found = await ${name}({ email: "someone@example.com" });`;
+  if ("name" in args && fn.describes !== undefined) {
+    const kebab = fn.describes.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase();
+    return `const found = await ${name}({ name: "my-${kebab}" });`;
   }
-  return text;
+  return `const ${name.charAt(3).toLowerCase()}${name.slice(4)} = await ${name}();`;
+}
+
+/**
+ * The dynamic SDK's data functions file (sdk/lookups.ts, `source`) with its docs written from the data functions'
+ * declarations (provider/resources/lookups.ts): each function's (its description and an example), its arguments'
+ * members (and the shared `EntityArgs`), its result's members (and those of list items with their own interface).
+ * A function `<name>Output` keeps its hand-written line (it points at `<name>`). Throws, naming it, on a member the
+ * declaration does not describe.
+ */
+export function withLookupDocs(
+  source: string,
+  functions: Readonly<Record<string, DataFunction>> = dataFunctions,
+): string {
+  const { file, local, document, text } = docEditor("lookups.ts", source);
+  const described = (object: z.ZodObject, key: string, where: string) => {
+    const description = (object.shape[key] as z.ZodType | undefined)?.description;
+    if (description === undefined) throw new Error(`${where}: ${key} is not described by the declaration`);
+    return description;
+  };
+  const documented = new Set<ts.Node>();
+  const members = (node: ts.Node | undefined, object: z.ZodObject, where: string): void => {
+    if (node === undefined || documented.has(node)) return;
+    documented.add(node);
+    if (ts.isTypeAliasDeclaration(node)) return members(node.type, object, where);
+    if (ts.isIntersectionTypeNode(node)) return node.types.forEach((part) => members(part, object, where));
+    if (ts.isTypeReferenceNode(node)) {
+      // A generic's (`OutputsOf<Kind>`: the resource class's outputs) are documented where it is declared.
+      if (node.typeArguments?.length) return;
+      return members(local.get(node.typeName.getText(file)), object, where);
+    }
+    if (!ts.isInterfaceDeclaration(node) && !ts.isTypeLiteralNode(node)) return;
+    if (ts.isInterfaceDeclaration(node)) {
+      for (const base of node.heritageClauses?.flatMap((h) => [...h.types]) ?? []) {
+        members(local.get(base.expression.getText(file)), object, where);
+      }
+    }
+    for (const member of membersOf(node)) {
+      const key = nameOf(member);
+      if (key === undefined) continue;
+      document(member, described(object, key, where));
+      // A list of items of their own interface (a VM list's): its members from the items' schema.
+      const items = (object.shape[key] as z.ZodType).def as { element?: z.ZodType };
+      const element = member.type && ts.isArrayTypeNode(member.type) ? member.type.elementType : undefined;
+      if (items.element instanceof z.ZodObject && element && ts.isTypeReferenceNode(element)) {
+        members(local.get(element.typeName.getText(file)), items.element, where);
+      }
+    }
+  };
+  for (const statement of file.statements) {
+    if (!ts.isFunctionDeclaration(statement) || statement.name === undefined) continue;
+    const name = statement.name.text;
+    const fn = functions[name];
+    if (fn === undefined) continue;
+    document(statement, fn.description, exampleOf(name, fn));
+    members(local.get(namedType(statement.parameters[0]?.type) ?? ""), fn.argsShape, `${name}'s arguments`);
+    members(local.get(namedType(statement.type) ?? ""), fn.result, `${name}'s result`);
+  }
+  return text();
+}
+
+/** sdk/lookups.ts as this writes it. */
+export function lookupDocsText(root: string): string {
+  return withLookupDocs(fs.readFileSync(path.join(root, "sdk", "lookups.ts"), "utf8"));
 }
 
 /** The SDK file of a kind as this writes it. */
@@ -199,9 +305,12 @@ export function sdkDocsText(root: string, kind: KindName): string {
 
 function main(): void {
   const root = repositoryRoot();
-  for (const kind of Object.keys(kinds) as KindName[]) {
-    const file = path.join(root, "sdk", sdkFile(kind));
-    const text = sdkDocsText(root, kind);
+  const files: [string, string][] = (Object.keys(kinds) as KindName[]).map((kind) => [
+    path.join(root, "sdk", sdkFile(kind)),
+    sdkDocsText(root, kind),
+  ]);
+  files.push([path.join(root, "sdk", "lookups.ts"), lookupDocsText(root)]);
+  for (const [file, text] of files) {
     if (text !== fs.readFileSync(file, "utf8")) {
       fs.writeFileSync(file, text);
       process.stdout.write(`wrote ${path.relative(root, file)}\n`);

@@ -6,7 +6,8 @@ import { kinds, type KindName } from "../../provider/resources";
 import type { ResourceKind } from "../../provider/resources/kind";
 import { repositoryRoot } from "../../tools/pulumi-cli";
 import { sdkFile } from "../../tools/descriptions";
-import { sdkDocsText, withDocs } from "../../tools/sdk-docs";
+import { dataFunctions } from "../../provider/resources/lookups";
+import { lookupDocsText, sdkDocsText, withDocs, withLookupDocs } from "../../tools/sdk-docs";
 
 const root = repositoryRoot();
 const sdkSource = (kind: KindName) => fs.readFileSync(path.join(root, "sdk", sdkFile(kind)), "utf8");
@@ -78,5 +79,40 @@ describe("the dynamic SDK's docs", () => {
     const volume = kinds.Volume;
     const undescribed: ResourceKind = { ...volume, outputs: volume.outputs.extend({ colour: z.string() }) };
     expect(() => withDocs(sdkSource("Volume"), undescribed)).toThrow("Volume: the output colour has no description");
+  });
+});
+
+describe("the dynamic SDK's data function docs (sdk/lookups.ts)", () => {
+  const source = () => fs.readFileSync(path.join(root, "sdk", "lookups.ts"), "utf8");
+
+  it("are what the data functions' declarations say (run `npm run sdk-docs` when this fails)", () => {
+    expect(source()).toBe(lookupDocsText(root));
+  });
+
+  it("follow a changed function description, argument and result member, with the function's own example", () => {
+    const fn = dataFunctions.getVolumes!;
+    const changed = {
+      ...dataFunctions,
+      getVolumes: {
+        ...fn,
+        description: "A changed function doc.",
+        argsShape: fn.argsShape.extend({ sizeGb: z.number().optional().describe("A changed filter doc.") }),
+        result: fn.result.extend({ count: z.number().describe("A changed count doc.") }),
+      },
+    };
+    const text = withLookupDocs(source(), changed);
+    expect(text).toContain(
+      "/**\n * A changed function doc.\n *\n * @example\n * const { volumes, count } = await getVolumes({});\n */\nexport function getVolumes(",
+    );
+    expect(text).toContain("\n  /** A changed filter doc. */\n  sizeGb?: number;");
+    expect(text).toMatch(/interface GetVolumesResult \{[^}]*\/\*\* A changed count doc\. \*\/\n {2}count: number;/);
+  });
+
+  it("refuse an argument the declaration does not describe, naming it", () => {
+    const extra = source().replace(
+      "export interface GetVolumesArgs extends EntityArgs {\n",
+      "export interface GetVolumesArgs extends EntityArgs {\n  colour?: string;\n",
+    );
+    expect(() => withLookupDocs(extra)).toThrow("getVolumes's arguments: colour is not described by the declaration");
   });
 });
