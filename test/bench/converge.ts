@@ -3,7 +3,8 @@
  * emulator, with either SDK, under request faults (500, 503, 429, latency: about 10 % of requests), failed jobs (8 % of
  * every job kind) and lost answers (mutating requests carried out, then answered 503 or left without an answer: 6 %).
  * `up` is run under those faults until one ends without error and a `preview --expect-no-changes` (faults off) passes,
- * at most `--max-ups` times. Then, faults off: leaks (API records the state does not hold), duplicates (two records of
+ * at most `--max-ups` times. Each `up` runs the program from a project on disk, as users run it (test/bench/converge-program.ts
+ * says why not inline). Then, faults off: leaks (API records the state does not hold), duplicates (two records of
  * one name), lost (state entries whose record is gone), and `destroy` must leave nothing. Figures, not assertions.
  *
  * Options: --seeds 1-8 (or 1,3,5), --sdks dynamic,plugin, --modes continue,default (continue: `up --continue-on-error`),
@@ -28,8 +29,6 @@ import {
   listedKind,
   mutatingRoutes,
   recordsInApi,
-  register,
-  type EveryKindFixtures,
   type Family,
   type Listed,
 } from "../e2e/every-kind";
@@ -45,50 +44,6 @@ export const convergeFaults = [
   "job=*,fail,p=0.08",
   ...mutatingRoutes.flatMap((route) => [`${route},status=503,after,p=0.03`, `${route},drop,after,p=0.03`]),
 ].join(";");
-
-/** How many resources of each kind the program holds (31 in all). */
-const COPIES = { net: 4, vm: 4, gpu: 3, vol: 4, att: 4, group: 4, user: 4, key: 4 };
-
-function program(family: Family, prefix: string, f: EveryKindFixtures): () => Promise<Record<string, unknown>> {
-  return async () => {
-    const make = register(family);
-    const small = f.configurations[0]!;
-    const nets = Array.from({ length: COPIES.net }, (_, i) =>
-      make("Network", `net-${i}`, {
-        name: `${prefix}-net-${i}`,
-        datacenterId: f.datacenterId,
-        networkType: "standard",
-      }),
-    );
-    const vms = Array.from({ length: COPIES.vm }, (_, i) =>
-      make("VirtualMachine", `vm-${i}`, {
-        name: `${prefix}-vm-${i}`,
-        datacenterId: f.datacenterId,
-        imageId: 1,
-        configurationId: small.id,
-        networkInterfaces: [{ networkId: nets[i % nets.length]!.id }],
-      }),
-    );
-    for (let i = 0; i < COPIES.gpu; i++) {
-      make("GpuVirtualMachine", `gpu-${i}`, { name: `${prefix}-gpu-${i}`, ...f.gpuOffer, gpuCount: 1 });
-    }
-    const vols = Array.from({ length: COPIES.vol }, (_, i) =>
-      make("Volume", `vol-${i}`, {
-        name: `${prefix}-vol-${i}`,
-        datacenterId: f.datacenterId,
-        volumeTypeId: f.volumeTypeId,
-        sizeGb: 10,
-      }),
-    );
-    for (let i = 0; i < COPIES.att; i++) {
-      make("VolumeAttachment", `att-${i}`, { volumeId: vols[i]!.id, virtualMachineId: vms[i]!.id });
-    }
-    for (let i = 0; i < COPIES.group; i++) make("ResourceGroup", `group-${i}`, { name: `${prefix}-group-${i}` });
-    for (let i = 0; i < COPIES.user; i++) make("User", `user-${i}`, { email: `${prefix}-user-${i}@example.com` });
-    for (let i = 0; i < COPIES.key; i++) make("ApiKey", `key-${i}`, { name: `${prefix}-key-${i}`, expiresInDays: 60 });
-    return { prefix };
-  };
-}
 
 /** A resource's failure in one `up`. */
 interface Failure {
@@ -297,11 +252,16 @@ async function run(
     const users = emulator.bootstrap.users.admin;
     const source = path.join(work, "source");
     const projectDir = prepareProject(source, fs.mkdtempSync(path.join(work, `${prefix}-`)), repositoryRoot());
+    const fixtures = await everyKindFixtures(emulator, api);
+    const programModule = path.join(__dirname, "converge-program.js");
+    fs.writeFileSync(
+      path.join(projectDir, "index.js"),
+      `module.exports = require(${JSON.stringify(programModule)}).convergeProgram(${JSON.stringify(family)}, ${JSON.stringify(prefix)}, ${JSON.stringify(fixtures)});\n`,
+    );
     const stack = await cliStack({
       projectDir,
       backendDir: path.join(work, "backend"),
       stackName: prefix,
-      program: program(family, prefix, await everyKindFixtures(emulator, api)),
       config: {
         "cloudinfra:baseUrl": emulator.baseUrl,
         "cloudinfra:apiKey": { secret: users.apiKey },
