@@ -5,6 +5,7 @@
  * scaled down (jobs, the rate-limit window and the poll interval divided by BENCH_TIME_SCALE). Per operation: wall
  * time, requests per resource by route group, 429 answers, wall against its bound, state bytes per resource, and the
  * peak RSS of each process the CLI ran. Figures, not assertions (shared, noisy machine); request counts are exact.
+ * The program runs as a user's project on disk, with the package laid out as a registry install (see programSource).
  *
  * Options (environment): BENCH_CLI_N (e.g. "200" or "200,500,1000"), BENCH_PARALLEL (the CLI's --parallel; default:
  * the CLI's own), BENCH_TIME_SCALE (10), BENCH_LIMIT (100 requests per window; 0: off), BENCH_SDKS ("dynamic,plugin,docs": docs is the
@@ -14,14 +15,11 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type * as pulumi from "@pulumi/pulumi";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { realisticDurationMs } from "../../emulator/jobs";
 import { startEmulator, type RunningEmulator } from "../../emulator/server";
-import * as sdk from "../../sdk";
 import { cliStack, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
-import { resource, useLauncher } from "../plugin/launcher";
-import { docsStyleResources } from "./docs-style";
+import { useLauncher } from "../plugin/launcher";
 
 type Family = "dynamic" | "plugin" | "docs";
 
@@ -172,43 +170,41 @@ function cliCpu(prefix: string): CliCpu | undefined {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** The program: N resources, networks first, volumes, VMs each on a network. */
-function program(
-  family: Family,
-  prefix: string,
-  n: number,
-  datacenterId: string,
-  sizeGb: number,
-  docsPollMs: number,
-): Record<string, unknown> {
-  const docs = docsStyleResources(docsPollMs);
-  const make = (kind: "Network" | "Volume" | "VirtualMachine", name: string, props: Record<string, unknown>) =>
-    family === "dynamic"
-      ? new (sdk[kind] as unknown as new (n: string, a: unknown) => pulumi.CustomResource)(name, props)
-      : family === "plugin"
-        ? resource(kind, name, props)
-        : docs(kind, name, props);
+/**
+ * The program, as a user's project on disk runs it (index.js): N resources, networks first, volumes, VMs each on a
+ * network. The dynamic and plugin SDKs are required by package name from the project's node_modules, laid out as a
+ * registry install (the dynamic state then records its provider as a `require` of the package's module); the
+ * docs-style baseline is the module of test/bench/docs-style.ts, as a user's own provider would be.
+ */
+function programSource(family: Family, prefix: string, n: number, datacenterId: string, docsPollMs: number): string {
   const networks = Math.max(1, Math.round(n * 0.2));
   const volumes = Math.round(n * 0.4);
-  const vms = n - networks - volumes;
-  const nets: pulumi.CustomResource[] = [];
-  for (let i = 0; i < networks; i++) {
-    nets.push(make("Network", `n${i}`, { name: `${prefix}-net-${i}`, datacenterId, networkType: "standard" }));
-  }
-  for (let i = 0; i < volumes; i++) {
-    make("Volume", `v${i}`, { name: `${prefix}-vol-${i}`, datacenterId, volumeTypeId: 1, sizeGb });
-  }
-  for (let i = 0; i < vms; i++) {
-    make("VirtualMachine", `m${i}`, {
-      name: `${prefix}-vm-${i}`,
-      datacenterId,
-      imageId: 1,
-      configurationId: 1,
-      // The API's body as written by hand (the docs-style provider sends its inputs): one interface, the primary.
-      networkInterfaces: [{ networkId: nets[i % networks].id, ...(family === "docs" ? { primary: true } : {}) }],
-    });
-  }
-  return { count: n };
+  const settings = { prefix, datacenterId, networks, volumes, vms: n - networks - volumes, docs: family === "docs" };
+  const make =
+    family === "docs"
+      ? `require(${JSON.stringify(path.join(__dirname, "docs-style.js"))}).docsStyleResources(${docsPollMs})`
+      : `(sdk => (kind, name, props) => new sdk[kind](name, props))(require(${JSON.stringify(family === "dynamic" ? "@cloudinfra/pulumi" : "@cloudinfra/pulumi/plugin")}))`;
+  return `const make = ${make};
+const { prefix, datacenterId, networks, volumes, vms, docs } = ${JSON.stringify(settings)};
+const nets = [];
+for (let i = 0; i < networks; i++) {
+  nets.push(make("Network", \`n\${i}\`, { name: \`\${prefix}-net-\${i}\`, datacenterId, networkType: "standard" }));
+}
+for (let i = 0; i < volumes; i++) {
+  make("Volume", \`v\${i}\`, { name: \`\${prefix}-vol-\${i}\`, datacenterId, volumeTypeId: 1, sizeGb: 10 });
+}
+for (let i = 0; i < vms; i++) {
+  make("VirtualMachine", \`m\${i}\`, {
+    name: \`\${prefix}-vm-\${i}\`,
+    datacenterId,
+    imageId: 1,
+    configurationId: 1,
+    // The API's body as written by hand (the docs-style provider sends its inputs): one interface, the primary.
+    networkInterfaces: [{ networkId: nets[i % networks].id, ...(docs ? { primary: true } : {}) }],
+  });
+}
+module.exports = { count: ${n} };
+`;
 }
 
 async function requestsAfter(emulator: RunningEmulator, mark: number): Promise<LogEntry[]> {
@@ -253,13 +249,16 @@ export async function cliBench(): Promise<boolean> {
         });
         try {
           const dc = emulator.bootstrap.fixtures.datacenters[0].id;
-          const projectDir = prepareProject(projectSource, fs.mkdtempSync(path.join(work, `${family}-${n}-`)), root);
+          // The docs-style module resolves @pulumi/pulumi from the repository: linked, it is the program's own.
+          const projectDir = prepareProject(projectSource, fs.mkdtempSync(path.join(work, `${family}-${n}-`)), root, {
+            install: family === "docs" ? "link" : "copy",
+          });
+          // The docs-style provider polls "every second": 1 s of the API's time, ÷ the time scale.
+          fs.writeFileSync(path.join(projectDir, "index.js"), programSource(family, `b${n}`, n, dc, 1000 / scale));
           const stack: Stack = await cliStack({
             projectDir,
             backendDir: path.join(work, "backend"),
             stackName: `${family}-${n}`,
-            // The docs-style provider polls "every second": 1 s of the API's time, ÷ the time scale.
-            program: async () => program(family, `b${n}`, n, dc, 10, 1000 / scale),
             config: {
               "cloudinfra:baseUrl": emulator.baseUrl,
               "cloudinfra:apiKey": { secret: emulator.bootstrap.users.admin.apiKey },
