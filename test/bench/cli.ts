@@ -42,7 +42,7 @@ function groupOf(route: string | null): string {
 
 /**
  * Peak resident memory (VmHWM) of every process below this one, sampled, by role: the CLI, the plugin, the
- * dynamic-provider host, the language host with the program.
+ * dynamic-provider host, the language host, the program (Node.js running Pulumi's cmd/run).
  */
 function rssSampler(): { stop(): Record<string, number> } {
   const peaks: Record<string, number> = {};
@@ -55,7 +55,9 @@ function rssSampler(): { stop(): Record<string, number> } {
           ? "cli"
           : cmdline.includes("language-host") || cmdline.includes("pulumi-language")
             ? "language host"
-            : "other";
+            : cmdline.includes("cmd/run")
+              ? "program"
+              : "other";
   const sample = () => {
     const parents = new Map<number, number>();
     for (const entry of fs.readdirSync("/proc")) {
