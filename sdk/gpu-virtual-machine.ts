@@ -39,6 +39,13 @@ export interface GpuVirtualMachineBaseArgs {
    */
   shutdownBeforeDelete?: pulumi.Input<boolean>;
   /**
+   * Read the private SSH key the cloud generated at creation into the secret output `sshPrivateKey` (one request,
+   * once: the key is then kept). Default false: the key is not read and `sshPrivateKey` is absent. Changed in place,
+   * never a replacement: set to true on an existing GPU VM, the next `pulumi up` reads the key; set to false or
+   * removed, it drops the key from the outputs without reading it.
+   */
+  exposePrivateKey?: pulumi.Input<boolean>;
+  /**
    * Any text; changing it hard-resets the GPU VM (`POST .../reset`) in place: same GPU VM, same id. The first create
    * does not reset, nor does an update that starts or stops it; a stopped one is not reset (a warning says so).
    * Default none.
@@ -94,6 +101,8 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
   declare readonly powerState: pulumi.Output<"running" | "stopped" | undefined>;
   /** `shutdownBeforeDelete` as given at the last create or update: what a delete follows. */
   declare readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
+  /** `exposePrivateKey` as given at the last create or update: whether `sshPrivateKey` is held. */
+  declare readonly exposePrivateKey: pulumi.Output<boolean | undefined>;
   /** `resetTrigger` as given at the last create or update. */
   declare readonly resetTrigger: pulumi.Output<string | undefined>;
   /** Image name reported by the API. */
@@ -112,8 +121,8 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
   declare readonly datacenter: pulumi.Output<{ id: string; name: string }>;
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
-  /** Private SSH key generated at creation (secret). */
-  declare readonly sshPrivateKey: pulumi.Output<string>;
+  /** Private SSH key generated at creation (secret). Only with `exposePrivateKey: true`. */
+  declare readonly sshPrivateKey: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: GpuVirtualMachineArgs, opts?: pulumi.CustomResourceOptions) {
     super(

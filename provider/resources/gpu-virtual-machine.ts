@@ -29,6 +29,7 @@ export const GpuVirtualMachineInputs = z.strictObject({
   imageName: z.string().trim().min(1, "must not be empty").optional(),
   imageId: positiveInt("an image").optional(),
   shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
+  exposePrivateKey: z.boolean({ error: "must be true or false" }).optional(),
   resetTrigger: z.string({ error: "must be a string (any text: changing it resets the GPU VM)" }).optional(),
 });
 export type GpuVirtualMachineInputs = z.output<typeof GpuVirtualMachineInputs>;
@@ -102,6 +103,15 @@ const inputFields = {
       "Stop the GPU VM before deleting it (on destroy, and when a replacement deletes the old one): a stop, then reads until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`), then the delete. One already stopped is deleted at once; one that does not stop in time is not deleted and the delete fails naming this setting. Default false. Changed in place without a request.",
     output: "`shutdownBeforeDelete` as given at the last create or update: what a delete follows.",
   },
+  // Read by the provider only (never sent): removing it from the program drops the key, as `false` does.
+  exposePrivateKey: {
+    change: "inPlace",
+    reported: "never",
+    clearable: true,
+    description:
+      "Read the private SSH key the cloud generated at creation into the secret output `sshPrivateKey` (one request, once: the key is then kept). Default false: the key is not read and `sshPrivateKey` is absent. Changed in place, never a replacement: set to true on an existing GPU VM, the next `pulumi up` reads the key; set to false or removed, it drops the key from the outputs without reading it.",
+    output: "`exposePrivateKey` as given at the last create or update: whether `sshPrivateKey` is held.",
+  },
   resetTrigger: {
     change: "inPlace",
     reported: "never",
@@ -135,7 +145,7 @@ function powerStateOf(status: string): "running" | "stopped" | undefined {
   return undefined;
 }
 
-/** Outputs: the inputs as given, overlaid with everything the API reports (and the SSH key, kept from creation). */
+/** Outputs: the inputs as given, overlaid with everything the API reports (and the SSH key, when exposed). */
 export function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
   const reported: Props = {
     name: gpu.name,
@@ -168,6 +178,16 @@ async function getGpu(ctx: HandlerContext, id: string): Promise<GpuVm> {
 
 async function sshKeyOf(ctx: HandlerContext, id: string): Promise<string> {
   return (await ctx.api.getGpuSshKey({ params: { id } })).privateKey;
+}
+
+/** The key `known` holds, kept only while `wanted` (the inputs, or the outputs on a read) has `exposePrivateKey`. */
+const keptKey = (wanted: Props, known: Props) =>
+  wanted.exposePrivateKey === true && typeof known.sshPrivateKey === "string" ? known.sshPrivateKey : undefined;
+
+/** `sshPrivateKey` as the outputs hold it with `exposePrivateKey`: the known key, read only when there is none. */
+async function exposedKey(ctx: HandlerContext, id: string, wanted: Props, known: Props): Promise<string | undefined> {
+  if (wanted.exposePrivateKey !== true) return undefined;
+  return keptKey(wanted, known) ?? sshKeyOf(ctx, id);
 }
 
 async function gpusNamed(ctx: HandlerContext, name: string): Promise<GpuVm[]> {
@@ -287,7 +307,7 @@ async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuV
           `(the API answered 501: ${error.apiMessage}), so powerState "running" cannot be converged for it. Set ` +
           'powerState to "stopped" or remove it to accept the stopped VM, or replace the VM (a new one starts Running)',
         id,
-        outputsOf(news, gpu, olds.sshPrivateKey as string | undefined),
+        outputsOf(news, gpu, keptKey(news, olds)),
       );
     }
     if (isConflict(error)) {
@@ -295,7 +315,7 @@ async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuV
         `Cannot make GPU VM "${gpu.name}" (${id}) ${news.powerState}: it is ${gpu.status} ` +
           `(${(error as ApiError).apiMessage})`,
         id,
-        outputsOf(news, gpu, olds.sshPrivateKey as string | undefined),
+        outputsOf(news, gpu, keptKey(news, olds)),
       );
     }
     throw error;
@@ -370,14 +390,14 @@ export async function create(
   return finish(ctx, created.id, await getGpu(ctx, created.id), inputs);
 }
 
-/** A created GPU VM: its SSH key, then the power state the program asks for. */
+/** A created GPU VM: its SSH key (with `exposePrivateKey`), then the power state the program asks for. */
 async function finish(
   ctx: HandlerContext,
   id: string,
   gpu: GpuVm,
   inputs: GpuVirtualMachineInputs,
 ): Promise<{ id: string; outs: Props }> {
-  const sshPrivateKey = await sshKeyOf(ctx, id);
+  const sshPrivateKey = await exposedKey(ctx, id, inputs, {});
   const current =
     inputs.powerState === undefined ? gpu : await converge(ctx, id, outputsOf(inputs, gpu, sshPrivateKey), inputs);
   return { id, outs: outputsOf(inputs, current, sshPrivateKey) };
@@ -391,8 +411,8 @@ export async function read(
   try {
     const gpu = await getGpu(ctx, id);
     // The key never changes: keep the one from creation, fetch it only when the state has none (a failed create).
-    const known = props.sshPrivateKey as string | undefined;
-    const sshPrivateKey = known ?? (gpu.status === "Error" ? undefined : await sshKeyOf(ctx, id));
+    // Without `exposePrivateKey` there is none: one an earlier version kept is dropped.
+    const sshPrivateKey = gpu.status === "Error" ? keptKey(props, props) : await exposedKey(ctx, id, props, props);
     return { id, props: outputsOf(props, gpu, sshPrivateKey) };
   } catch (error) {
     if (isNotFound(error)) return null;
@@ -410,8 +430,7 @@ export async function update(
   const wasRunning = resetting && (await getGpu(ctx, id)).status === "Running";
   let gpu = await converge(ctx, id, olds, news);
   if (resetting) gpu = await reset(ctx, gpu, wasRunning);
-  const sshPrivateKey = (olds.sshPrivateKey as string | undefined) ?? (await sshKeyOf(ctx, id));
-  return outputsOf(news, gpu, sshPrivateKey);
+  return outputsOf(news, gpu, await exposedKey(ctx, id, news, olds));
 }
 
 /**
@@ -536,7 +555,10 @@ export const GpuVirtualMachineOutputs = z.object({
       name: z.string().describe("Data center name, e.g. fra-1."),
     })
     .describe("The data center: id and name."),
-  sshPrivateKey: z.string().optional().describe("Private SSH key generated at creation (secret)."),
+  sshPrivateKey: z
+    .string()
+    .optional()
+    .describe("Private SSH key generated at creation (secret). Only with `exposePrivateKey: true`."),
   createdAt: z.string().describe("Creation time (ISO 8601)."),
 });
 

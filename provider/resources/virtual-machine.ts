@@ -60,6 +60,7 @@ export const VirtualMachineInputs = z.strictObject({
   // Read by create only: the VM to take over instead of creating one (e.g. the VM of a `pulumi up` killed mid-way).
   adoptId: uuidInput("the VM to take over").optional(),
   shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
+  exposePrivateKey: z.boolean({ error: "must be true or false" }).optional(),
   resetTrigger: z.string({ error: "must be a string (any text: changing it resets the VM)" }).optional(),
   rescue: z
     .strictObject(
@@ -177,6 +178,15 @@ const inputFields = {
     description:
       "Stop the VM gracefully before deleting it (on destroy, and when a replacement deletes the old VM): a stop, then reads until the API reports it Stopped (bounded by `cloudinfra:jobTimeoutMs`, progress in the log), then the delete. A VM already stopped is deleted at once; one that does not stop in time is not deleted and the delete fails naming this setting. Default false: deleted as it is. Changed in place without a request (the value recorded at the last create or update is the one a delete follows).",
     output: "`shutdownBeforeDelete` as given at the last create or update: what a delete follows.",
+  },
+  // Read by the provider only (never sent): removing it from the program drops the key, as `false` does.
+  exposePrivateKey: {
+    change: "inPlace",
+    reported: "never",
+    clearable: true,
+    description:
+      "Read the private SSH key the cloud generated at creation into the secret output `sshPrivateKey` (one request, once: the key is then kept). Default false: the key is not read and `sshPrivateKey` is absent. Changed in place, never a replacement: set to true on an existing VM, the next `pulumi up` reads the key; set to false or removed, it drops the key from the outputs without reading it.",
+    output: "`exposePrivateKey` as given at the last create or update: whether `sshPrivateKey` is held.",
   },
   resetTrigger: {
     change: "inPlace",
@@ -455,6 +465,15 @@ async function privateKeyOf(ctx: HandlerContext, id: string): Promise<string | u
   }
 }
 
+/**
+ * `sshPrivateKey` as the outputs hold it: only when `wanted` (the inputs, or the outputs on a read) has
+ * `exposePrivateKey`; then the key `known` holds is kept, and read only when it holds none.
+ */
+async function exposedKey(ctx: HandlerContext, id: string, wanted: Props, known: Props): Promise<string | undefined> {
+  if (wanted.exposePrivateKey !== true) return undefined;
+  return typeof known.sshPrivateKey === "string" ? known.sshPrivateKey : privateKeyOf(ctx, id);
+}
+
 /** The VM once no job works on it (bounded by cloudinfra:jobTimeoutMs). */
 function settledVm(ctx: HandlerContext, id: string): Promise<VmDetail> {
   return pollUntil(
@@ -519,7 +538,7 @@ async function candidates(
 }
 
 /**
- * Records the VM that exists but did not become ready (its key is left out: read fetches it later), with the code of
+ * Records the VM that exists but did not become ready (its key is left out: a read fetches it later, when asked), with the code of
  * `cause` (the error that stopped it: a timeout, a cancel…), JOB_FAILED without one.
  */
 async function failedCreate(
@@ -554,7 +573,7 @@ async function finishCreate(
       await ctx.api.stopVm({ params: { id } });
       detail = await getVm(ctx, id);
     }
-    return { id, outs: outputsOf(inputs, await observe(ctx, detail), await privateKeyOf(ctx, id)) };
+    return { id, outs: outputsOf(inputs, await observe(ctx, detail), await exposedKey(ctx, id, inputs, {})) };
   } catch (error) {
     if (error instanceof ResourceInitError) throw error;
     return failedCreate(
@@ -664,7 +683,7 @@ async function adopt(
         "`adoptId` to create a new VM",
     );
   }
-  const outs = outputsOf(inputs, await observe(ctx, detail), await privateKeyOf(ctx, id));
+  const outs = outputsOf(inputs, await observe(ctx, detail), undefined);
   const given: Props = inputs;
   const { replaces } = diffInputs(comparable(outs), comparable(given), diffSpec);
   if (replaces.length > 0) {
@@ -772,7 +791,8 @@ function unchangedDetail(props: Props, item: VmListItem): ObservedVm | undefined
 
 /**
  * Reads the VM through the batched list reader: when its list item shows it unchanged since the outputs (and the key
- * is known), no other request; else its detail (and addresses from the item).
+ * is known, when `exposePrivateKey` asks for it), no other request; else its detail (and addresses from the item).
+ * Without `exposePrivateKey` the outputs hold no key: one an earlier version kept is dropped, without a request.
  */
 export async function read(
   ctx: HandlerContext,
@@ -781,12 +801,12 @@ export async function read(
 ): Promise<{ id: string; props: Props } | null> {
   const found = await vmReads(ctx).read(id);
   if (!found) return null;
-  const known = typeof props.sshPrivateKey === "string" ? props.sshPrivateKey : undefined;
-  const fromList = found.item && known !== undefined ? unchangedDetail(props, found.item) : undefined;
-  if (fromList) return { id, props: outputsOf(props, fromList, known) };
+  const keyMissing = props.exposePrivateKey === true && typeof props.sshPrivateKey !== "string";
+  const fromList = found.item && !keyMissing ? unchangedDetail(props, found.item) : undefined;
+  if (fromList) return { id, props: outputsOf(props, fromList, await exposedKey(ctx, id, props, props)) };
   try {
     const detail = found.detail ?? (await getVm(ctx, id));
-    const key = known ?? (await privateKeyOf(ctx, id));
+    const key = await exposedKey(ctx, id, props, props);
     const item = found.item;
     const observed: ObservedVm = item
       ? { detail, addresses: { privateIp: item.primaryPrivateIp, publicIp: item.primaryPublicIp } }
@@ -889,7 +909,7 @@ async function setPower(ctx: HandlerContext, detail: VmDetail, wanted: "running"
  * everything else untouched.
  */
 export async function update(ctx: HandlerContext, id: string, olds: Props, news: VirtualMachineInputs): Promise<Props> {
-  const key = typeof olds.sshPrivateKey === "string" ? olds.sshPrivateKey : undefined;
+  const key = news.exposePrivateKey === true && typeof olds.sshPrivateKey === "string" ? olds.sshPrivateKey : undefined;
   let detail = await settledVm(ctx, id);
   if (detail.status === "Error") {
     throw new ResourceInitError(
@@ -921,7 +941,7 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
     await reset(ctx, detail, wasRunning);
     detail = await getVm(ctx, id);
   }
-  return outputsOf(news, await observe(ctx, detail), key ?? (await privateKeyOf(ctx, id)));
+  return outputsOf(news, await observe(ctx, detail), await exposedKey(ctx, id, news, olds));
 }
 
 /**
@@ -1158,7 +1178,10 @@ export const VirtualMachineOutputs = z.object({
     .describe("Whether network interfaces can be added to and removed from the running VM (as the API reports it)."),
   privateIp: z.string().nullable().describe("Private address of the primary interface."),
   publicIp: z.string().nullable().describe("Public address, or null without `allocatePublicIp`."),
-  sshPrivateKey: z.string().optional().describe("Private key generated by the cloud at creation (PEM). Secret."),
+  sshPrivateKey: z
+    .string()
+    .optional()
+    .describe("Private key generated by the cloud at creation (PEM). Secret. Only with `exposePrivateKey: true`."),
   createdAt: z.string().describe("Creation time (ISO 8601)."),
   updatedAt: z.string().describe("Last change (ISO 8601)."),
   rescued: z.boolean().describe("Whether the VM is in rescue mode (as `GET .../rescue` reports it)."),

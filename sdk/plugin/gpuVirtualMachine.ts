@@ -49,6 +49,10 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
      */
     declare public readonly datacenterId: pulumi.Output<string | undefined>;
     /**
+     * `exposePrivateKey` as given at the last create or update: whether `sshPrivateKey` is held.
+     */
+    declare public readonly exposePrivateKey: pulumi.Output<boolean | undefined>;
+    /**
      * Number of GPUs.
      */
     declare public readonly gpuCount: pulumi.Output<number | undefined>;
@@ -93,7 +97,7 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
      */
     declare public readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
     /**
-     * Private SSH key generated at creation (secret).
+     * Private SSH key generated at creation (secret). Only with `exposePrivateKey: true`.
      */
     declare public /*out*/ readonly sshPrivateKey: pulumi.Output<string | undefined>;
     /**
@@ -129,6 +133,7 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
                 throw new Error("Missing required property 'seriesId'");
             }
             resourceInputs["datacenterId"] = args?.datacenterId;
+            resourceInputs["exposePrivateKey"] = args?.exposePrivateKey;
             resourceInputs["gpuCount"] = args?.gpuCount;
             resourceInputs["imageId"] = args?.imageId;
             resourceInputs["imageName"] = args?.imageName;
@@ -149,6 +154,7 @@ export class GpuVirtualMachine extends pulumi.CustomResource {
             resourceInputs["createdAt"] = undefined /*out*/;
             resourceInputs["datacenter"] = undefined /*out*/;
             resourceInputs["datacenterId"] = undefined /*out*/;
+            resourceInputs["exposePrivateKey"] = undefined /*out*/;
             resourceInputs["gpuCount"] = undefined /*out*/;
             resourceInputs["imageId"] = undefined /*out*/;
             resourceInputs["imageName"] = undefined /*out*/;
@@ -179,6 +185,10 @@ export interface GpuVirtualMachineArgs {
      * Data center (UUID); the series and GPU count must be available there (see `getGpuInventory`). Changing it replaces the GPU VM.
      */
     datacenterId: pulumi.Input<string>;
+    /**
+     * Read the private SSH key the cloud generated at creation into the secret output `sshPrivateKey` (one request, once: the key is then kept). Default false: the key is not read and `sshPrivateKey` is absent. Changed in place, never a replacement: set to true on an existing GPU VM, the next `pulumi up` reads the key; set to false or removed, it drops the key from the outputs without reading it.
+     */
+    exposePrivateKey?: pulumi.Input<boolean | undefined>;
     /**
      * Number of GPUs: 1, 2, 4 or 8. When the combination is not available in the data center, create fails with the combinations available now. Changing it replaces the GPU VM.
      */
