@@ -13,8 +13,11 @@ export interface GpuTrainingOutputs {
   publicIp: pulumi.Output<string | null>;
   /** JupyterLab of the box, once it has its public IP. */
   jupyterLabUrl: pulumi.Output<string | null>;
-  /** Private SSH key generated at creation (secret: `pulumi stack output --show-secrets sshPrivateKey`). */
-  sshPrivateKey: pulumi.Output<string>;
+  /**
+   * Private SSH key generated at creation (secret: `pulumi stack output --show-secrets sshPrivateKey`); read because
+   * the box sets `exposePrivateKey: true`.
+   */
+  sshPrivateKey: pulumi.Output<string | undefined>;
 }
 
 /**
@@ -60,6 +63,8 @@ export async function gpuTraining(): Promise<GpuTrainingOutputs> {
       seriesId: choice.seriesId,
       gpuCount: choice.gpuCount,
       imageName: config.get("imageName"),
+      // The key is read only on request: this program exports it.
+      exposePrivateKey: true,
     },
     // The inventory moves all the time: a later pick must not replace a box that exists (each of these replaces it).
     { ignoreChanges: ["datacenterId", "seriesId", "gpuCount"] },

@@ -45,7 +45,9 @@ it("gpu-training: picks the smallest available combination, keeps the box when t
   expect(box).toMatchObject({ name: "gpu-training", status: "Running", gpuCount: 4, series: { code: "a100" } });
   expect(box.datacenter.id).toBe(fra.id);
   expect(created.outputs.jupyterLabUrl).toBe(box.jupyterLabUrl);
+  // exposePrivateKey: true in the program: the API's key, a secret stack output
   expect(created.secretOutputs).toContain("sshPrivateKey");
+  expect(created.outputs.sshPrivateKey).toBe((await stack.api.getGpuSshKey({ params: { id: box.id } })).privateKey);
 
   // fra-1 no longer offers 4 A100s: the next pick differs, but the running box is left as it is
   await setAvailability(fra.id, 4, false);

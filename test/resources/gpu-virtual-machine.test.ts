@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { GpuVirtualMachine, type GpuVirtualMachineArgs } from "../../sdk";
 import { ApiError, CloudClient } from "../../provider/client";
 import { closeClients, configuration, handlerContext, kinds } from "../../provider/resources";
-import { destroy, preview, RunError, up } from "../harness";
+import { destroy, preview, refresh, RunError, up } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator({ jobDurationMs: 100 });
@@ -50,6 +50,59 @@ describe("GpuVirtualMachine", () => {
     await destroy(options);
     expect(await gpusNamed("ip-")).toEqual([]);
     await stack.api.deleteTeam({ params: { id: teamId } });
+  });
+
+  it("exposePrivateKey: no ssh-key request by default; when set, one at create, a secret output; a change is an update", async () => {
+    const options = stack.options();
+    const args = { name: "sk-gpu", datacenterId: fra.id, seriesId: a100.id, gpuCount: 1 as const };
+    const sshKeyReads = async (since: number) =>
+      (await stack.requests(since)).filter((r) => r.route === "getGpuSshKey").length;
+
+    // default: none at create, refresh or an update; no key in the outputs
+    let since = stack.mark();
+    const created = await up(program(args), options);
+    const id = created.outputs.id as string;
+    expect(created.step("gpu").outputs).not.toHaveProperty("sshPrivateKey");
+    expect((await refresh(options)).step("gpu").refresh).toBe("same");
+    expect((await up(program({ ...args, name: "sk-gpu-renamed" }), options)).step("gpu").op).toBe("update");
+    expect(await sshKeyReads(since)).toBe(0);
+
+    // false → true: an update of the same GPU VM (no delete), one ssh-key GET; refresh keeps the key without a read
+    since = stack.mark();
+    const on = await up(program({ ...args, exposePrivateKey: true }), options);
+    expect(on.step("gpu").op).toBe("update");
+    expect(on.outputs.id).toBe(id);
+    expect(await sshKeyReads(since)).toBe(1);
+    expect((await stack.requests(since)).filter((r) => r.route === "deleteGpuVm")).toEqual([]);
+    const { privateKey } = await stack.api.getGpuSshKey({ params: { id } });
+    expect(on.step("gpu").outputs.sshPrivateKey).toBe(privateKey);
+    expect(on.step("gpu").secretOutputs).toContain("sshPrivateKey");
+    expect(fs.readFileSync(options.stateFile, "utf8")).not.toContain(privateKey.split("\n")[1]);
+    since = stack.mark();
+    const refreshed = await refresh(options);
+    expect(refreshed.step("gpu").refresh).toBe("same");
+    expect(refreshed.step("gpu").outputs.sshPrivateKey).toBe(privateKey);
+    expect(await sshKeyReads(since)).toBe(0);
+
+    // true → removed: an update without an ssh-key request, the key gone from the outputs
+    since = stack.mark();
+    const off = await up(program(args), options);
+    expect(off.step("gpu").op).toBe("update");
+    expect(off.outputs.id).toBe(id);
+    expect(off.step("gpu").outputs).not.toHaveProperty("sshPrivateKey");
+    const sent = (await stack.requests(since)).map((r) => r.route);
+    expect(sent.filter((r) => r === "getGpuSshKey" || r === "deleteGpuVm" || r === "createGpuVm")).toEqual([]);
+    await destroy(options);
+
+    // set at create: exactly one ssh-key GET
+    const exposed = stack.options();
+    since = stack.mark();
+    const withKey = await up(program({ ...args, exposePrivateKey: true }), exposed);
+    expect(await sshKeyReads(since)).toBe(1);
+    const key = (await stack.api.getGpuSshKey({ params: { id: withKey.outputs.id as string } })).privateKey;
+    expect(withKey.step("gpu").outputs.sshPrivateKey).toBe(key);
+    await destroy(exposed);
+    expect(await gpusNamed("sk-")).toEqual([]);
   });
 
   it("preview changes nothing", async () => {
@@ -110,6 +163,7 @@ describe("GpuVirtualMachine", () => {
       seriesId: h100.id,
       gpuCount: 1 as const,
       imageName: "debian-12",
+      exposePrivateKey: true,
     };
     // created stopped, from a named image
     const created = await up(program({ ...args, powerState: "stopped" }), options);

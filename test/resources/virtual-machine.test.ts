@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { Network, VirtualMachine, type VirtualMachineArgs } from "../../sdk";
-import { destroy, preview, refresh, RunError, up, type RunOptions } from "../harness";
+import { destroy, preview, readStateFile, refresh, RunError, saveState, up, type RunOptions } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
 // Stalled jobs fail after 2.5 s, so the create-timeout case ends in an Error VM quickly.
@@ -55,23 +55,104 @@ function withConfig(options: RunOptions, extra: Record<string, string>): RunOpti
 // The lifecycle (create, no-op, in place, replace, drift, bad inputs, deleted behind the stack, failed job, destroy)
 // is in the table, test/lifecycle/table.ts, played on every host; here what is particular to VMs.
 describe("VirtualMachine", () => {
-  it("the SSH private key is a secret output: never in clear in the state file or the host log, refresh included", async () => {
+  it("exposePrivateKey: no ssh-key request by default; when set, one at create, a secret output; a change is an update", async () => {
     const options = stack.options();
     const args = { name: "sk-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
-    const created = await up(program(args), options);
+    const sshKeyReads = async (since: number) =>
+      (await stack.requests(since)).filter((r) => r.route === "getVmSshKey").length;
+
+    // default: no ssh-key request at create or refresh, no key in the outputs
+    let since = stack.mark();
+    const plain = await up(program(args), options);
+    const plainRequests = await stack.requests(since);
+    expect(plainRequests.filter((r) => r.route === "getVmSshKey")).toEqual([]);
+    expect(plainRequests.filter((r) => r.route === "createVm")).toHaveLength(1);
+    expect(plain.step("vm").outputs).not.toHaveProperty("sshPrivateKey");
+    since = stack.mark();
+    expect((await refresh(options)).step("vm").refresh).toBe("same");
+    expect(await sshKeyReads(since)).toBe(0);
+    await destroy(options);
+
+    // exposePrivateKey: one ssh-key GET at create (one request more than without), the API's key, secret
+    const exposed = stack.options();
+    since = stack.mark();
+    const created = await up(program({ ...args, exposePrivateKey: true }), exposed);
+    const exposedRequests = await stack.requests(since);
+    expect(exposedRequests.filter((r) => r.route === "getVmSshKey")).toHaveLength(1);
     const { privateKey } = await stack.api.getVmSshKey({ params: { id: created.outputs.id as string } });
     expect(created.step("vm").outputs.sshPrivateKey).toBe(privateKey);
     expect(created.step("vm").secretOutputs).toContain("sshPrivateKey");
     const keyBody = privateKey.split("\n")[1];
     expect(keyBody.length).toBeGreaterThan(20);
-    expect(fs.readFileSync(options.stateFile, "utf8")).not.toContain(keyBody);
+    expect(fs.readFileSync(exposed.stateFile, "utf8")).not.toContain(keyBody);
     expect(created.hostLog).not.toContain(keyBody);
-    const refreshed = await refresh(options);
+    since = stack.mark();
+    const refreshed = await refresh(exposed);
     expect(refreshed.step("vm").refresh).toBe("same");
-    expect(fs.readFileSync(options.stateFile, "utf8")).not.toContain(keyBody);
+    expect(await sshKeyReads(since)).toBe(0);
+    expect(fs.readFileSync(exposed.stateFile, "utf8")).not.toContain(keyBody);
     expect(refreshed.hostLog).not.toContain(keyBody);
-    await destroy(options);
+    await destroy(exposed);
+    // What the key costs a create: its one request (job polls aside, the creates send the same routes otherwise).
+    const routesBut = (sent: typeof plainRequests, left: string[]) =>
+      sent
+        .map((r) => r.route ?? "")
+        .filter((r) => !left.includes(r))
+        .sort();
+    expect(routesBut(exposedRequests, ["queryJobs", "getVmSshKey"])).toEqual(routesBut(plainRequests, ["queryJobs"]));
+
+    // false → true: an update of the same VM (no delete), one ssh-key GET
+    const toggled = stack.options();
+    const vmId = (await up(program(args), toggled)).outputs.id as string;
+    since = stack.mark();
+    const on = await up(program({ ...args, exposePrivateKey: true }), toggled);
+    expect(on.step("vm").op).toBe("update");
+    expect(on.outputs.id).toBe(vmId);
+    expect(await sshKeyReads(since)).toBe(1);
+    expect((await stack.requests(since)).filter((r) => r.route === "deleteVm")).toEqual([]);
+    expect(on.step("vm").outputs.sshPrivateKey).toBe(
+      (await stack.api.getVmSshKey({ params: { id: vmId } })).privateKey,
+    );
+    expect(on.step("vm").secretOutputs).toContain("sshPrivateKey");
+    // true → false, and true → removed: an update without an ssh-key request, the key gone from the outputs
+    for (const off of [{ ...args, exposePrivateKey: false }, args]) {
+      await up(program({ ...args, exposePrivateKey: true }), toggled);
+      since = stack.mark();
+      const dropped = await up(program(off), toggled);
+      expect(dropped.step("vm").op).toBe("update");
+      expect(dropped.outputs.id).toBe(vmId);
+      expect(dropped.step("vm").outputs).not.toHaveProperty("sshPrivateKey");
+      const sent = (await stack.requests(since)).map((r) => r.route);
+      expect(sent.filter((r) => r === "getVmSshKey" || r === "deleteVm" || r === "createVm")).toEqual([]);
+    }
+    expect((await getVm(vmId)).status).toBe("Running");
+    await destroy(toggled);
     expect(await vmsNamed("sk-")).toEqual([]);
+  });
+
+  it("a key kept in the state by an earlier version (no exposePrivateKey) is dropped by the next refresh, without a request for it", async () => {
+    const options = stack.options();
+    const args = { name: "ok-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+    await up(program({ ...args, exposePrivateKey: true }), options);
+    // The state an earlier version wrote: the key, and no exposePrivateKey in the inputs nor the outputs.
+    const state = readStateFile(options.stateFile);
+    const vm = state.resources.find((r) => r.name === "vm")!;
+    delete vm.inputs.exposePrivateKey;
+    delete vm.outputs.exposePrivateKey;
+    saveState(options.stateFile, state);
+    expect((await preview(program(args), options)).step("vm").op).toBe("same");
+
+    const since = stack.mark();
+    const refreshed = await refresh(options);
+    expect(refreshed.step("vm").refresh).toBe("changed");
+    expect(refreshed.step("vm").outputs).not.toHaveProperty("sshPrivateKey");
+    expect((await stack.requests(since)).filter((r) => r.route === "getVmSshKey")).toEqual([]);
+    expect(readStateFile(options.stateFile).resources.find((r) => r.name === "vm")?.outputs).not.toHaveProperty(
+      "sshPrivateKey",
+    );
+    expect((await up(program(args), options)).step("vm").op).toBe("same");
+    await destroy(options);
+    expect(await vmsNamed("ok-")).toEqual([]);
   });
 
   it("connects a VM to a network of the same program: preview with unknown ids, create, no diff, destroy", async () => {
