@@ -40,7 +40,9 @@ async function everyKind() {
     imageId: config.getNumber("imageId") ?? 1,
     configurationId: 1,
     networkInterfaces: [{ networkId: network.id, primary: true }],
+    exposePrivateKey: true,
   });
+  // No `exposePrivateKey`: its key is not read.
   const gpu = resource("GpuVirtualMachine", "gpu", { name: `${prefix}-gpu`, ...gpuOffer });
   const volume = resource("Volume", "vol", {
     name: `${prefix}-vol`,
@@ -69,6 +71,7 @@ describeCli("the provider plugin through the real CLI", () => {
   describe("every kind: up, preview, refresh, destroy", () => {
     let stack: Stack;
     let ids: Record<string, string>;
+    let sinceUp: number;
 
     beforeAll(async () => {
       stack = await world.stack("quickstart", everyKind, {
@@ -77,6 +80,7 @@ describeCli("the provider plugin through the real CLI", () => {
         ...world.signIn,
         "app:prefix": "pl",
       });
+      sinceUp = world.mark();
       const result = await stack.up({ color: "never" });
       ids = Object.fromEntries(Object.entries(result.outputs).map(([k, v]) => [k, v.value as string]));
     });
@@ -89,6 +93,12 @@ describeCli("the provider plugin through the real CLI", () => {
       expect(secret(resources.find((r) => r.type === "cloudinfra:index:VirtualMachine")?.outputs?.sshPrivateKey)).toBe(
         true,
       );
+      // The VM asks for its key (exposePrivateKey), the GPU VM does not: one ssh-key request, none for the GPU VM.
+      expect(resources.find((r) => r.type === "cloudinfra:index:GpuVirtualMachine")?.outputs).not.toHaveProperty(
+        "sshPrivateKey",
+      );
+      const keyReads = (await world.requests(sinceUp)).filter((r) => r.path.endsWith("/ssh-key")).map((r) => r.route);
+      expect(keyReads).toEqual(["getVmSshKey"]);
       // The backend's own file holds them encrypted only.
       const files = fs.readdirSync(path.join(world.work, "backend"), { recursive: true, encoding: "utf8" });
       const state = files
