@@ -47,6 +47,11 @@ export interface UniqueCreate<E extends { id: string | number; createdAt: string
   outputs(id: string): Promise<Props>;
   /** Best-known outputs of a resource that exists but did not become ready. */
   partialOutputs(id: string): Promise<Props>;
+  /**
+   * Deletes the record a failed create job left behind (and waits until it is gone), so that the create can be sent
+   * once more; kinds without it record the failed resource at once.
+   */
+  removeFailed?(id: string): Promise<void>;
 }
 
 /**
@@ -54,10 +59,52 @@ export interface UniqueCreate<E extends { id: string | number; createdAt: string
  * is adopted when the program says `adopt`, otherwise explained. An answer lost on the way (the request may have
  * been carried out) is resolved by the name: a resource of that name made since the request was sent is ours; none
  * means nothing was created, so the request is sent once more (names are unique: it cannot make a second one), and
- * if that answer is lost too, the error says plainly that nothing was created. A resource that exists but did not
- * become ready (failed job, failed set-up) is recorded with its id (ResourceInitError), never orphaned.
+ * if that answer is lost too, the error says plainly that nothing was created. A create job that fails is, for kinds
+ * that can remove what it left (`removeFailed`), answered once by deleting that record and sending the create again
+ * (see {@link resendAfterFailedCreate}). A resource that exists but did not become ready (failed job, failed set-up) is
+ * recorded with its id (ResourceInitError), never orphaned.
  */
 export async function createUnique<E extends { id: string | number; createdAt: string }>(
+  ctx: HandlerContext,
+  spec: UniqueCreate<E>,
+): Promise<{ id: string; outs: Props }> {
+  const once = () => createUniqueOnce(ctx, spec);
+  return spec.removeFailed === undefined ? once() : resendAfterFailedCreate(ctx, spec.what, once, spec.removeFailed);
+}
+
+/**
+ * Runs a create; when its job fails (a ResourceInitError caused by a failed job, naming the record it left), warns,
+ * deletes that record with `removeFailed` and runs the create once more. A transient failure in the cloud (a host
+ * that went away, a capacity blip) then costs no extra `up`, as the once-resends of failed delete, attach and detach
+ * jobs do. When the record cannot be deleted, or the second create fails too, the failure is recorded as without the
+ * resend: the resource with its id, which the next `up` replaces.
+ */
+export async function resendAfterFailedCreate(
+  ctx: HandlerContext,
+  what: string,
+  create: () => Promise<{ id: string; outs: Props }>,
+  removeFailed: (id: string) => Promise<void>,
+): Promise<{ id: string; outs: Props }> {
+  try {
+    return await create();
+  } catch (error) {
+    if (!(error instanceof ResourceInitError) || !error.jobFailed) throw error;
+    warnAbout(ctx, what, `${error.message}; deleting what it left (${error.id}) and sending the create once more`);
+    try {
+      await removeFailed(error.id);
+    } catch (removal) {
+      throw new ResourceInitError(
+        `${error.message}; deleting what it left (${error.id}) to send the create again failed too ` +
+          `(${(removal as Error).message}); the next \`pulumi up\` replaces it`,
+        error.id,
+        error.properties,
+      ).codedBy(removal);
+    }
+    return create();
+  }
+}
+
+async function createUniqueOnce<E extends { id: string | number; createdAt: string }>(
   ctx: HandlerContext,
   spec: UniqueCreate<E>,
 ): Promise<{ id: string; outs: Props }> {

@@ -1,4 +1,4 @@
-import { ApiError } from "../client";
+import { ApiError, JobFailedError } from "../client";
 import { errorCodeOf, type ErrorCodeName } from "../client/error-codes";
 import type { Props } from "./props";
 
@@ -10,6 +10,8 @@ export class ResourceInitError extends Error {
   override name = "ResourceInitError";
   /** The code of the failure it records: the cause's (`codeOfCause`), JOB_FAILED by default. */
   code: ErrorCodeName = "JOB_FAILED";
+  /** Whether what it records is a job the API reported failed (not a timeout, a lost answer or a failed set-up). */
+  jobFailed = false;
   constructor(
     message: string,
     readonly id: string,
@@ -22,6 +24,7 @@ export class ResourceInitError extends Error {
   /** This error with the code of the error it reports (a failed job, a refused request…), JOB_FAILED if it has none. */
   codedBy(cause: unknown): this {
     this.code = codeOfCause(cause, "JOB_FAILED");
+    this.jobFailed = cause instanceof JobFailedError;
     return this;
   }
 }

@@ -276,6 +276,7 @@ export function create(ctx: HandlerContext, inputs: NetworkInputs): Promise<{ id
       const network = await get(id).catch(() => undefined);
       return network ? outputsOf(inputs, network) : plainInputs(inputs);
     },
+    removeFailed: (id) => remove(ctx, id),
   });
 }
 

@@ -299,6 +299,7 @@ export async function create(ctx: HandlerContext, inputs: VolumeInputs): Promise
       const volume = await getVolume(ctx, id).catch(() => undefined);
       return volume ? outputsOf(inputs, volume) : { ...plainInputs(inputs), failed: true };
     },
+    removeFailed: (id) => remove(ctx, id),
   });
 }
 

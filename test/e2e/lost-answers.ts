@@ -210,7 +210,7 @@ export async function lostAnswersWorld(world: CliWorld, family: Family) {
     };
     const stack = await world.stack("quickstart", program, world.config, prefix);
     // The volume's create job fails: it is recorded as failed, to be replaced by the next up.
-    await world.faults("job=volume.create,fail,count=1");
+    await world.faults("job=volume.create,fail,count=2");
     await stack.up({ color: "never", continueOnError: true }).catch(() => undefined);
     const [failedVolume] = (await inApi(prefix)).vol;
     expect(failedVolume, "the failed volume is in the API").toBeDefined();

@@ -119,7 +119,7 @@ function lifecycle(host: Host) {
 
   it("a failed VM create names its job and its VM, then its code (documented in the README), once, with the resource", async () => {
     stack = await world.stack("quickstart", program(host, prefix), { ...world.config, "cloudinfra:maxRetries": "0" });
-    await world.faults("job=vm.create,fail=VM quota exceeded,count=1");
+    await world.faults("job=vm.create,fail=VM quota exceeded,count=2");
     const run = await output(stack.up({ color: "never" })).finally(() => world.faults(""));
     expect(run.failed).toBe(true);
     const vmId = await stateId(stack, "vm");
@@ -186,7 +186,7 @@ function lifecycle(host: Host) {
   it("--continue-on-error: an attachment whose VM was not created says the VM id is not known", async () => {
     const config = { ...world.config, "app:attach": "true" };
     const stack = await world.stack("quickstart", program(host, `${prefix}c`), config);
-    await world.faults("job=network.create,fail=Network quota exceeded,count=1");
+    await world.faults("job=network.create,fail=Network quota exceeded,count=2");
     const run = await output(stack.up({ color: "never", continueOnError: true })).finally(() => world.faults(""));
     expect(run.failed).toBe(true);
     const shown = shownOnce(

@@ -233,7 +233,7 @@ function failedJob(
   return {
     failed: {
       declare: () => ({ [name]: declared }),
-      faults: [`job=${job},fail=${error},count=1`],
+      faults: [`job=${job},fail=${error},count=2`],
       ops: { [name]: "create" },
       fails: [error],
       api: async (ctx) => {

@@ -63,7 +63,7 @@ describe("a failed create job names the job and the resource, for every kind wit
   for (const { operation, noun, what, program, status } of cases) {
     it(`${operation} (the VM's read "Creating VM "x" failed: <error>")`, async () => {
       const options = stack.options();
-      await stack.faults(`job=${operation},fail=Quota exceeded,count=1`);
+      await stack.faults(`job=${operation},fail=Quota exceeded,count=2`);
       const failed = await up(program, { ...options, throwOnError: false }).finally(() => stack.faults(""));
       const id = recorded(failed, "r")?.id;
       expect(id).toBeTruthy();

@@ -1,0 +1,78 @@
+/**
+ * A create job that fails is answered once: the provider warns, deletes what the failed job left and sends the create
+ * again, so that a transient failure in the cloud costs no extra `up`. Twice, the failure is recorded as before (the
+ * resource with its id, replaced by the next up: failed-state.test.ts).
+ */
+import { expect, it } from "vitest";
+import { Network, Volume } from "../../sdk";
+import { destroy, up } from "../harness";
+import { stackOnEmulator } from "./helpers";
+
+const stack = await stackOnEmulator({ jobDurationMs: 100 });
+const [fra] = stack.datacenters;
+
+/** The ids a warning names as left by a failed create job. */
+const leftBehind = (log: string) => [...log.matchAll(/deleting what it left \(([0-9a-f-]{36})\)/g)].map((m) => m[1]!);
+
+it("a network and a volume whose create job failed once are deleted and created again in the same up", async () => {
+  const options = stack.options();
+  const program = () => ({
+    netId: new Network("net", { name: "fc-net", datacenterId: fra.id, networkType: "standard" }).id,
+    volId: new Volume("vol", { name: "fc-vol", datacenterId: fra.id, volumeTypeId: 1, sizeGb: 10 }).id,
+  });
+  await stack.faults(
+    "job=network.create,fail=No capacity in the zone,count=1;job=volume.create,fail=Storage backend down,count=1",
+  );
+  const mark = stack.mark();
+  const created = await up(program, options);
+  await stack.faults("");
+  const { netId, volId } = created.outputs as { netId: string; volId: string };
+
+  // What the API holds: one network and one volume of each name, ready; what the failed jobs left is gone.
+  const networks = (await stack.api.listNetworks({ query: { search: "fc-net" } })).data;
+  expect(networks.map((n) => [n.id, n.status])).toEqual([[netId, "Active"]]);
+  const volumes = (await stack.api.listVolumes({ query: { search: "fc-vol" } })).data;
+  expect(volumes.map((v) => [v.id, v.status])).toEqual([[volId, "Available"]]);
+  const left = leftBehind(created.hostLog);
+  expect(left).toHaveLength(2);
+  expect(left).not.toContain(netId);
+  expect(left).not.toContain(volId);
+  for (const id of left) {
+    expect(await stack.api.getNetwork({ params: { id } }).catch((e: { status?: number }) => e.status)).toBe(404);
+    expect(await stack.api.getVolume({ params: { id } }).catch((e: { status?: number }) => e.status)).toBe(404);
+  }
+  // The warnings name the job's reason and what is done about it.
+  expect(created.hostLog).toMatch(
+    /Creating network named "fc-net" failed: No capacity in the zone \(job [^)]*\); deleting/,
+  );
+  expect(created.hostLog).toMatch(
+    /Creating volume named "fc-vol" failed: Storage backend down \(job [^)]*\); deleting/,
+  );
+  const routes = (await stack.requests(mark)).map((r) => r.route);
+  expect(routes.filter((r) => r === "createNetwork")).toHaveLength(2);
+  expect(routes.filter((r) => r === "createVolume")).toHaveLength(2);
+  expect(created.state.resources.flatMap((r) => r.initErrors ?? [])).toEqual([]);
+  const again = await up(program, options);
+  expect([again.step("net").op, again.step("vol").op]).toEqual(["same", "same"]);
+  await destroy(options);
+});
+
+it("a create job that fails twice is recorded with what the second left; the first is deleted", async () => {
+  const options = stack.options();
+  const program = () => ({
+    netId: new Network("net", { name: "fc2-net", datacenterId: fra.id, networkType: "standard" }).id,
+  });
+  await stack.faults("job=network.create,fail=No capacity in the zone,count=2");
+  const failed = await up(program, { ...options, throwOnError: false });
+  await stack.faults("");
+  expect(failed.errors.map((e) => e.message).join("\n")).toContain(
+    'Creating network named "fc2-net" failed: No capacity in the zone (job ',
+  );
+  const [first] = leftBehind(failed.hostLog);
+  const recorded = failed.state.resources.find((r) => r.name === "net")!;
+  expect(recorded.id).not.toBe(first);
+  expect(await stack.api.getNetwork({ params: { id: first! } }).catch((e: { status?: number }) => e.status)).toBe(404);
+  const networks = (await stack.api.listNetworks({ query: { search: "fc2-net" } })).data;
+  expect(networks.map((n) => [n.id, n.status])).toEqual([[recorded.id, "Error"]]);
+  await destroy(options);
+});
