@@ -28,6 +28,23 @@ function other(value: unknown): unknown {
   return { changed: true };
 }
 
+describe.each(["VirtualMachine", "GpuVirtualMachine"] as const)("exposePrivateKey of %s", (name) => {
+  const kind = kinds[name];
+  const olds = { name: "a", status: "Running" };
+  it("turned on, off or removed is an in-place change, never a replacement; absent on both sides is none", () => {
+    const cases: [Record<string, unknown>, Record<string, unknown>, boolean][] = [
+      [olds, { ...olds, exposePrivateKey: true }, true],
+      [{ ...olds, exposePrivateKey: true }, { ...olds, exposePrivateKey: false }, true],
+      [{ ...olds, exposePrivateKey: true }, olds, true],
+      [{ ...olds, exposePrivateKey: true }, { ...olds, exposePrivateKey: true }, false],
+      [olds, olds, false],
+    ];
+    for (const [before, after, changes] of cases) {
+      expect(kind.diff("id", before, after)).toMatchObject({ changes, replaces: [] });
+    }
+  });
+});
+
 describe.each(Object.entries(kinds))("the declaration of %s", (_name, kind) => {
   const { schema, fields } = kind.inputs;
   const inputNames = Object.keys(schema.shape);

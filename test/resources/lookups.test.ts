@@ -192,9 +192,13 @@ describe("lookups against an API that sends only what the spec documents", async
     });
     const team = await spec.api.createTeam({ body: { name: "sf-group" } });
     expect(await call("getNetwork", { name: "sf-net" })).toMatchObject({ id: net.id, name: "sf-net" });
+    const beforeLookup = spec.mark();
     const vm = await call("getVirtualMachine", { name: "sf-vm" });
     expect(vm).toMatchObject({ name: "sf-vm", datacenterId: dc.id });
+    // A lookup never reads the key, nor reports a provider-side input (exposePrivateKey) the API does not hold.
     expect(vm).not.toHaveProperty("sshPrivateKey");
+    expect(vm).not.toHaveProperty("exposePrivateKey");
+    expect((await spec.requests(beforeLookup)).filter((r) => r.route === "getVmSshKey")).toEqual([]);
     expect(await call("getResourceGroup", { name: "sf-group" })).toMatchObject({ id: String(team.teamId) });
     const lists = await Promise.all(
       ["getNetworks", "getVolumes", "getVirtualMachines", "getGpuVirtualMachines", "getResourceGroups", "getUsers"].map(
