@@ -3,6 +3,7 @@ import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import type { GpuInventoryEntry, GpuVm } from "../api";
 import { ApiError } from "../client";
 import { type CheckFailure, checkInputs, uuidInput } from "./check";
+import { resendAfterFailedCreate } from "./create-recovery";
 import { type HandlerContext, progressAbout, warnAbout } from "./context";
 import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
@@ -323,10 +324,17 @@ async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuV
   return getGpu(ctx, id);
 }
 
-export async function create(
-  ctx: HandlerContext,
-  inputs: GpuVirtualMachineInputs,
-): Promise<{ id: string; outs: Props }> {
+export function create(ctx: HandlerContext, inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+  // A create job that fails: the GPU VM it left in status Error is deleted and the create sent once more.
+  return resendAfterFailedCreate(
+    ctx,
+    `GPU VM "${inputs.name}"`,
+    () => createOnce(ctx, inputs),
+    (id) => remove(ctx, id),
+  );
+}
+
+async function createOnce(ctx: HandlerContext, inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
   const api = ctx.api;
   const what = `Creating GPU VM "${inputs.name}"`;
   // Known before the request, so that an ambiguous failure can tell our new GPU VM from existing ones of that name.
@@ -385,7 +393,7 @@ export async function create(
       (error as Error).message,
       created.id,
       failed ? outputsOf(inputs, failed) : plainInputs(inputs),
-    );
+    ).codedBy(error);
   }
   return finish(ctx, created.id, await getGpu(ctx, created.id), inputs);
 }

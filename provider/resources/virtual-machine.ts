@@ -4,7 +4,7 @@ import type { VmDetail, VmListItem } from "../api";
 import { ApiError, JobFailedError, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, type CheckResult, uuidInput } from "./check";
 import { type HandlerContext, progressAbout, warnAbout } from "./context";
-import { AMBIGUOUS_CREATE_SKEW_MS } from "./create-recovery";
+import { AMBIGUOUS_CREATE_SKEW_MS, resendAfterFailedCreate } from "./create-recovery";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { codeOfCause, isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
@@ -700,6 +700,16 @@ async function adopt(
 
 export async function create(ctx: HandlerContext, inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
   if (inputs.adoptId !== undefined) return adopt(ctx, inputs, inputs.adoptId);
+  // A create job that fails: the VM it left in status Error is deleted and the create sent once more.
+  return resendAfterFailedCreate(
+    ctx,
+    `VM "${inputs.name}"`,
+    () => createOnce(ctx, inputs),
+    (id) => remove(ctx, id),
+  );
+}
+
+async function createOnce(ctx: HandlerContext, inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
   const sent = await sendCreate(ctx, inputs);
   if ("id" in sent) return finishCreate(ctx, inputs, sent.id);
   const { job } = sent;

@@ -4,12 +4,13 @@
  * resource with its id, replaced by the next up: failed-state.test.ts).
  */
 import { expect, it } from "vitest";
-import { Network, Volume } from "../../sdk";
+import { GpuVirtualMachine, Network, VirtualMachine, Volume } from "../../sdk";
 import { destroy, up } from "../harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator({ jobDurationMs: 100 });
 const [fra] = stack.datacenters;
+const a100 = stack.emulator.bootstrap.fixtures.gpuSeries.find((s) => s.code === "a100")!;
 
 /** The ids a warning names as left by a failed create job. */
 const leftBehind = (log: string) => [...log.matchAll(/deleting what it left \(([0-9a-f-]{36})\)/g)].map((m) => m[1]!);
@@ -74,5 +75,34 @@ it("a create job that fails twice is recorded with what the second left; the fir
   expect(await stack.api.getNetwork({ params: { id: first! } }).catch((e: { status?: number }) => e.status)).toBe(404);
   const networks = (await stack.api.listNetworks({ query: { search: "fc2-net" } })).data;
   expect(networks.map((n) => [n.id, n.status])).toEqual([[recorded.id, "Error"]]);
+  await destroy(options);
+});
+
+it("a VM and a GPU VM whose create job failed once: the machine left in status Error is deleted, one created", async () => {
+  const options = stack.options();
+  const program = () => ({
+    vmId: new VirtualMachine("vm", { name: "fc-vm", datacenterId: fra.id, imageId: 1, configurationId: 1 }).id,
+    gpuId: new GpuVirtualMachine("gpu", { name: "fc-gpu", datacenterId: fra.id, seriesId: a100.id, gpuCount: 1 }).id,
+  });
+  await stack.faults("job=vm.create,fail=Host lost,count=1;job=gpu.create,fail=No GPU capacity left,count=1");
+  const mark = stack.mark();
+  const created = await up(program, options);
+  await stack.faults("");
+  const { vmId, gpuId } = created.outputs as { vmId: string; gpuId: string };
+  const vms = (await stack.api.listVms({ query: { search: "fc-vm" } })).data;
+  expect(vms.map((v) => [v.id, v.status])).toEqual([[vmId, "Running"]]);
+  const gpus = (await stack.api.listGpuVms({ query: { search: "fc-gpu" } })).data;
+  expect(gpus.map((g) => [g.id, g.status])).toEqual([[gpuId, "Running"]]);
+  const left = leftBehind(created.hostLog);
+  expect(left).toHaveLength(2);
+  for (const id of left) {
+    expect(await stack.api.getVm({ params: { id } }).catch((e: { status?: number }) => e.status)).toBe(404);
+    expect(await stack.api.getGpuVm({ params: { id } }).catch((e: { status?: number }) => e.status)).toBe(404);
+  }
+  expect(created.hostLog).toMatch(/Creating VM "fc-vm" failed: Host lost \(job [^)]*\); deleting/);
+  expect(created.hostLog).toMatch(/Creating GPU VM "fc-gpu" failed: No GPU capacity left \(job [^)]*\); deleting/);
+  const routes = (await stack.requests(mark)).map((r) => r.route);
+  expect(routes.filter((r) => r === "createVm")).toHaveLength(2);
+  expect(routes.filter((r) => r === "createGpuVm")).toHaveLength(2);
   await destroy(options);
 });
