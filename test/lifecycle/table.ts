@@ -295,7 +295,10 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
       },
     },
   });
-  const vmChanged = { name: `${P}-vm-2`, configurationId: f.medium.id, resetTrigger: "r1" };
+  const vmChanged = { name: `${P}-vm-2`, configurationId: f.medium.id, resetTrigger: "r1", exposePrivateKey: true };
+  /** The VM's SSH-key reads during the step. */
+  const keyReads = (ctx: Ctx) =>
+    ctx.requests.filter((r) => r.route === "getVmSshKey" && r.path.includes(idOf(ctx, "vm")));
   /** Replaced: another image in another data center. */
   const vmMoved = { ...vmChanged, imageId: 2, datacenterId: f.ams };
   /** A resource group made through the API for `kind` (its id in `made`, as a ResourceGroup's `id` gives it). */
@@ -328,6 +331,9 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
             privateIp: live.virtualMachine.primaryPrivateIp,
           });
           expect(ctx.state.vm?.outputs.publicIp ?? null).toBeNull();
+          // no exposePrivateKey: the key is not read
+          expect(ctx.state.vm?.outputs.sshPrivateKey).toBeUndefined();
+          expect(keyReads(ctx)).toEqual([]);
           expect((await ctx.api.getVm({ params: { id: idOf(ctx, "vmx") } })).status).toBe("Rescued");
           expect(await ctx.api.getRescue({ params: { id: idOf(ctx, "vmx") } })).toMatchObject({
             rescued: true,
@@ -362,6 +368,10 @@ export function lifecycleTable(f: Fixtures): KindTable[] {
           expect(mutationsOf(ctx, idOf(ctx, "vm"))).toEqual(
             expect.arrayContaining(["updateVm", "resizeVm", "resetVm"]),
           );
+          // exposePrivateKey turned on: the key read once, in place
+          expect(keyReads(ctx)).toHaveLength(1);
+          const { privateKey } = await ctx.api.getVmSshKey({ params: { id: idOf(ctx, "vm") } });
+          expect(ctx.state.vm?.outputs.sshPrivateKey).toBe(privateKey);
         },
       },
       replace: {
