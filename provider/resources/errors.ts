@@ -27,6 +27,12 @@ export class ResourceInitError extends Error {
     this.jobFailed = cause instanceof JobFailedError;
     return this;
   }
+
+  /** Marks what it records as a failed create job seen through its record's status Error (the job itself unseen). */
+  ofFailedJob(): this {
+    this.jobFailed = true;
+    return this;
+  }
 }
 
 /** The host cancelled the operation (the plugin's Cancel: Ctrl-C or the engine shutting down). */

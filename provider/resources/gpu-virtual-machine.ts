@@ -381,7 +381,11 @@ async function createOnce(ctx: HandlerContext, inputs: GpuVirtualMachineInputs):
     const id = found!.id;
     const gpu = await settle(ctx, id, what);
     if (gpu.status === "Error") {
-      throw new ResourceInitError(`${what} failed: GPU VM ${id} is in status Error`, id, outputsOf(inputs, gpu));
+      throw new ResourceInitError(
+        `${what} failed: GPU VM ${id} is in status Error`,
+        id,
+        outputsOf(inputs, gpu),
+      ).ofFailedJob();
     }
     return finish(ctx, id, gpu, inputs);
   }

@@ -567,7 +567,10 @@ async function finishCreate(
   try {
     let detail = await settledVm(ctx, id);
     if (detail.status === "Error") {
-      return await failedCreate(ctx, inputs, id, `Creating VM "${inputs.name}" failed: the VM is in status Error`);
+      const message = `Creating VM "${inputs.name}" failed: the VM is in status Error`;
+      return await failedCreate(ctx, inputs, id, message).catch((error: ResourceInitError) => {
+        throw error.ofFailedJob();
+      });
     }
     if (inputs.powerState === "stopped" && detail.status === "Running") {
       await ctx.api.stopVm({ params: { id } });

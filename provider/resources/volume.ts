@@ -236,7 +236,7 @@ async function adopt(
   const existing = await settledVolume(ctx, found.id, what);
   if (existing.status === "Error") {
     const message = `Volume "${inputs.name}" (${existing.id}) is in status Error: its creation failed`;
-    if (ours) throw new ResourceInitError(message, existing.id, outputsOf(inputs, existing));
+    if (ours) throw new ResourceInitError(message, existing.id, outputsOf(inputs, existing)).ofFailedJob();
     throw new CodedError("NAME_TAKEN", `${message}. Delete it or choose another name`);
   }
   const mismatches: string[] = [];

@@ -106,3 +106,24 @@ it("a VM and a GPU VM whose create job failed once: the machine left in status E
   expect(routes.filter((r) => r === "createGpuVm")).toHaveLength(2);
   await destroy(options);
 });
+
+it("a create whose answer was lost and whose job failed (found by name, in status Error) is resent the same way", async () => {
+  const options = stack.options();
+  const program = () => ({
+    volId: new Volume("vol", { name: "fl-vol", datacenterId: fra.id, volumeTypeId: 1, sizeGb: 10 }).id,
+    vmId: new VirtualMachine("vm", { name: "fl-vm", datacenterId: fra.id, imageId: 1, configurationId: 1 }).id,
+  });
+  await stack.faults(
+    "createVolume,status=503,after,count=1;createVm,status=503,after,count=1;" +
+      "job=volume.create,fail,count=1;job=vm.create,fail,count=1",
+  );
+  const created = await up(program, options);
+  await stack.faults("");
+  const { volId, vmId } = created.outputs as { volId: string; vmId: string };
+  const volumes = (await stack.api.listVolumes({ query: { search: "fl-vol" } })).data;
+  expect(volumes.map((v) => [v.id, v.status])).toEqual([[volId, "Available"]]);
+  const vms = (await stack.api.listVms({ query: { search: "fl-vm" } })).data;
+  expect(vms.map((v) => [v.id, v.status])).toEqual([[vmId, "Running"]]);
+  expect(leftBehind(created.hostLog)).toHaveLength(2);
+  await destroy(options);
+});
