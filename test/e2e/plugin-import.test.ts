@@ -76,6 +76,7 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
     fs.writeFileSync(path.join(project, "index.ts"), "export {};\n");
     const stack = await world.stack(project);
     const kinds = { net: "Network", vm: "VirtualMachine", vol: "Volume", group: "ResourceGroup", user: "User" };
+    const sinceImport = world.mark();
     const result = await stack.import({
       resources: Object.entries(kinds).map(([name, kind]) => ({
         type: `cloudinfra:index:${kind}`,
@@ -108,6 +109,8 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
     await stack.preview({ color: "never", expectNoChanges: true });
     const up = await stack.up({ color: "never" });
     expect(Object.keys(up.summary.resourceChanges ?? {}).sort()).toEqual(["same"]);
+    // Imported inputs carry no exposePrivateKey: the VM's SSH key is never read (issue 18).
+    expect((await world.requests(sinceImport)).filter((r) => r.route === "getVmSshKey")).toEqual([]);
     expect((await world.api.getNetwork({ params: { id: made.net } })).name).toBe("imp-net");
     expect((await world.api.getVm({ params: { id: made.vm } })).status).toBe("Running");
 
