@@ -6,7 +6,7 @@ import { type CheckFailure, checkInputs, uuidInput } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique } from "./create-recovery";
 import { changedInputs, diffInputs } from "./diff";
-import { isConflict, isNotFound } from "./errors";
+import { isConflict, isNotFound, ResourceInitError } from "./errors";
 import { batchedRead, pollUntil, sleep } from "./jobs";
 import type { ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
@@ -225,13 +225,21 @@ async function findByName(ctx: HandlerContext, name: string): Promise<ApiNetwork
 /**
  * Takes over an existing network of the same name: its fixed properties must match, the rest is aligned. One still
  * being created (e.g. by a run that was killed) is waited for first, so that resources using it in the same
- * deployment find it Active.
+ * deployment find it Active. One in status Error is refused; when `ours` (made by our own create whose answer was
+ * lost), it is a failed create, answered as one (see resendAfterFailedCreate).
  */
 async function adopt(
   ctx: HandlerContext,
   inputs: NetworkInputs,
-  existing: ApiNetwork,
+  found: ApiNetwork,
+  ours: boolean,
 ): Promise<{ id: string; outs: Props }> {
+  const existing = found.status === "Creating" ? await settledNetwork(ctx, found) : found;
+  if (existing.status === "Error") {
+    const message = `Network "${inputs.name}" (${existing.id}) is in status Error: its creation failed`;
+    if (ours) throw new ResourceInitError(message, existing.id, outputsOf(inputs, existing)).ofFailedJob();
+    throw new CodedError("NAME_TAKEN", `${message}. Delete it or choose another name`);
+  }
   const mismatches = (["datacenterId", "networkType"] as const).filter((k) =>
     k === "datacenterId" ? existing.datacenter.id !== inputs.datacenterId : existing[k] !== inputs[k],
   );
@@ -242,8 +250,7 @@ async function adopt(
         "and cannot change in place; rename one of them or align the program",
     );
   }
-  const current = outputsOf({}, existing.status === "Creating" ? await settledNetwork(ctx, existing) : existing);
-  return { id: existing.id, outs: await update(ctx, existing.id, current, inputs) };
+  return { id: existing.id, outs: await update(ctx, existing.id, outputsOf({}, existing), inputs) };
 }
 
 /** Polls a network until its create job has ended (bounded by cloudinfra:jobTimeoutMs). */
@@ -270,7 +277,7 @@ export function create(ctx: HandlerContext, inputs: NetworkInputs): Promise<{ id
     adopt: inputs.adopt,
     send: () => api.createNetwork({ body: pick(inputs, createKeys) as never }),
     findByName: () => findByName(ctx, inputs.name),
-    takeOver: (existing) => adopt(ctx, inputs, existing),
+    takeOver: (existing, ours) => adopt(ctx, inputs, existing, ours),
     outputs: async (id) => outputsOf(inputs, await readNetwork(ctx, id)),
     partialOutputs: async (id) => {
       const network = await get(id).catch(() => undefined);

@@ -112,10 +112,11 @@ it("a create whose answer was lost and whose job failed (found by name, in statu
   const program = () => ({
     volId: new Volume("vol", { name: "fl-vol", datacenterId: fra.id, volumeTypeId: 1, sizeGb: 10 }).id,
     vmId: new VirtualMachine("vm", { name: "fl-vm", datacenterId: fra.id, imageId: 1, configurationId: 1 }).id,
+    netId: new Network("net", { name: "fl-net", datacenterId: fra.id, networkType: "standard" }).id,
   });
   await stack.faults(
-    "createVolume,status=503,after,count=1;createVm,status=503,after,count=1;" +
-      "job=volume.create,fail,count=1;job=vm.create,fail,count=1",
+    "createVolume,status=503,after,count=1;createVm,status=503,after,count=1;createNetwork,status=503,after,count=1;" +
+      "job=volume.create,fail,count=1;job=vm.create,fail,count=1;job=network.create,fail,count=1",
   );
   const created = await up(program, options);
   await stack.faults("");
@@ -124,6 +125,8 @@ it("a create whose answer was lost and whose job failed (found by name, in statu
   expect(volumes.map((v) => [v.id, v.status])).toEqual([[volId, "Available"]]);
   const vms = (await stack.api.listVms({ query: { search: "fl-vm" } })).data;
   expect(vms.map((v) => [v.id, v.status])).toEqual([[vmId, "Running"]]);
-  expect(leftBehind(created.hostLog)).toHaveLength(2);
+  const networks = (await stack.api.listNetworks({ query: { search: "fl-net" } })).data;
+  expect(networks.map((n) => [n.id, n.status])).toEqual([[created.outputs.netId, "Active"]]);
+  expect(leftBehind(created.hostLog)).toHaveLength(3);
   await destroy(options);
 });
