@@ -9,7 +9,7 @@ import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import type { OutputName, ResourceKind } from "./kind";
-import { plainInputs, type Props } from "./props";
+import { exposedPrivateKey, keptPrivateKey, plainInputs, type Props } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
@@ -181,15 +181,9 @@ async function sshKeyOf(ctx: HandlerContext, id: string): Promise<string> {
   return (await ctx.api.getGpuSshKey({ params: { id } })).privateKey;
 }
 
-/** The key `known` holds, kept only while `wanted` (the inputs, or the outputs on a read) has `exposePrivateKey`. */
-const keptKey = (wanted: Props, known: Props) =>
-  wanted.exposePrivateKey === true && typeof known.sshPrivateKey === "string" ? known.sshPrivateKey : undefined;
-
-/** `sshPrivateKey` as the outputs hold it with `exposePrivateKey`: the known key, read only when there is none. */
-async function exposedKey(ctx: HandlerContext, id: string, wanted: Props, known: Props): Promise<string | undefined> {
-  if (wanted.exposePrivateKey !== true) return undefined;
-  return keptKey(wanted, known) ?? sshKeyOf(ctx, id);
-}
+/** `sshPrivateKey` as the outputs hold it (see exposedPrivateKey). */
+const exposedKey = (ctx: HandlerContext, id: string, wanted: Props, known: Props) =>
+  exposedPrivateKey(wanted, known, () => sshKeyOf(ctx, id));
 
 async function gpusNamed(ctx: HandlerContext, name: string): Promise<GpuVm[]> {
   const found: GpuVm[] = [];
@@ -308,7 +302,7 @@ async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuV
           `(the API answered 501: ${error.apiMessage}), so powerState "running" cannot be converged for it. Set ` +
           'powerState to "stopped" or remove it to accept the stopped VM, or replace the VM (a new one starts Running)',
         id,
-        outputsOf(news, gpu, keptKey(news, olds)),
+        outputsOf(news, gpu, keptPrivateKey(news, olds)),
       );
     }
     if (isConflict(error)) {
@@ -316,7 +310,7 @@ async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuV
         `Cannot make GPU VM "${gpu.name}" (${id}) ${news.powerState}: it is ${gpu.status} ` +
           `(${(error as ApiError).apiMessage})`,
         id,
-        outputsOf(news, gpu, keptKey(news, olds)),
+        outputsOf(news, gpu, keptPrivateKey(news, olds)),
       );
     }
     throw error;
@@ -424,7 +418,8 @@ export async function read(
     const gpu = await getGpu(ctx, id);
     // The key never changes: keep the one from creation, fetch it only when the state has none (a failed create).
     // Without `exposePrivateKey` there is none: one an earlier version kept is dropped.
-    const sshPrivateKey = gpu.status === "Error" ? keptKey(props, props) : await exposedKey(ctx, id, props, props);
+    const sshPrivateKey =
+      gpu.status === "Error" ? keptPrivateKey(props, props) : await exposedKey(ctx, id, props, props);
     return { id, props: outputsOf(props, gpu, sshPrivateKey) };
   } catch (error) {
     if (isNotFound(error)) return null;

@@ -15,3 +15,20 @@ export function plainInputs(inputs: Props): Props {
   const { __provider: _provider, ...rest } = inputs;
   return rest;
 }
+
+/** The `sshPrivateKey` outputs `known` hold, kept only while `wanted` (inputs, or outputs on a read) has `exposePrivateKey`. */
+export const keptPrivateKey = (wanted: Props, known: Props): string | undefined =>
+  wanted.exposePrivateKey === true && typeof known.sshPrivateKey === "string" ? known.sshPrivateKey : undefined;
+
+/**
+ * `sshPrivateKey` as a machine's outputs hold it: none without `exposePrivateKey` in `wanted`; with it, the key `known`
+ * holds, read (`read`, one request) only when it holds none.
+ */
+export async function exposedPrivateKey(
+  wanted: Props,
+  known: Props,
+  read: () => Promise<string | undefined>,
+): Promise<string | undefined> {
+  if (wanted.exposePrivateKey !== true) return undefined;
+  return keptPrivateKey(wanted, known) ?? read();
+}

@@ -9,7 +9,7 @@ import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { codeOfCause, isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import type { OutputName, ResourceKind } from "./kind";
-import { containsUnknown, plainInputs, type Props, UNKNOWN } from "./props";
+import { containsUnknown, exposedPrivateKey, keptPrivateKey, plainInputs, type Props, UNKNOWN } from "./props";
 import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
@@ -465,14 +465,9 @@ async function privateKeyOf(ctx: HandlerContext, id: string): Promise<string | u
   }
 }
 
-/**
- * `sshPrivateKey` as the outputs hold it: only when `wanted` (the inputs, or the outputs on a read) has
- * `exposePrivateKey`; then the key `known` holds is kept, and read only when it holds none.
- */
-async function exposedKey(ctx: HandlerContext, id: string, wanted: Props, known: Props): Promise<string | undefined> {
-  if (wanted.exposePrivateKey !== true) return undefined;
-  return typeof known.sshPrivateKey === "string" ? known.sshPrivateKey : privateKeyOf(ctx, id);
-}
+/** `sshPrivateKey` as the outputs hold it (see exposedPrivateKey). */
+const exposedKey = (ctx: HandlerContext, id: string, wanted: Props, known: Props) =>
+  exposedPrivateKey(wanted, known, () => privateKeyOf(ctx, id));
 
 /** The VM once no job works on it (bounded by cloudinfra:jobTimeoutMs). */
 function settledVm(ctx: HandlerContext, id: string): Promise<VmDetail> {
@@ -551,11 +546,13 @@ async function failedCreate(
   const observed = await getVm(ctx, id)
     .then((detail) => observe(ctx, detail))
     .catch(() => undefined);
-  throw new ResourceInitError(
+  const failure = new ResourceInitError(
     message,
     id,
     observed ? outputsOf(inputs, observed, undefined) : plainInputs(inputs),
   ).codedBy(cause);
+  // Found in status Error with no other cause (settled after a lost answer): its create job failed, unseen.
+  throw cause === undefined && observed?.detail.status === "Error" ? failure.ofFailedJob() : failure;
 }
 
 /** Brings a freshly created VM to the declared power state and reads its outputs; failures keep its id. */
@@ -567,10 +564,7 @@ async function finishCreate(
   try {
     let detail = await settledVm(ctx, id);
     if (detail.status === "Error") {
-      const message = `Creating VM "${inputs.name}" failed: the VM is in status Error`;
-      return await failedCreate(ctx, inputs, id, message).catch((error: ResourceInitError) => {
-        throw error.ofFailedJob();
-      });
+      return await failedCreate(ctx, inputs, id, `Creating VM "${inputs.name}" failed: the VM is in status Error`);
     }
     if (inputs.powerState === "stopped" && detail.status === "Running") {
       await ctx.api.stopVm({ params: { id } });
@@ -922,7 +916,7 @@ async function setPower(ctx: HandlerContext, detail: VmDetail, wanted: "running"
  * everything else untouched.
  */
 export async function update(ctx: HandlerContext, id: string, olds: Props, news: VirtualMachineInputs): Promise<Props> {
-  const key = news.exposePrivateKey === true && typeof olds.sshPrivateKey === "string" ? olds.sshPrivateKey : undefined;
+  const key = keptPrivateKey(news, olds);
   let detail = await settledVm(ctx, id);
   if (detail.status === "Error") {
     throw new ResourceInitError(
