@@ -113,7 +113,8 @@ function ranFor(job: Job): number | undefined {
  * when some job is due, at most one per `pollIntervalMs`, and asks for every awaited job at once (the jobs not due yet
  * ride along in the same requests). A job's first poll is timed by the usual duration of its kind (learned from the
  * `completedAt - createdAt` of the jobs of that kind seen completed; the client tells {@link started} which operation
- * started a job), and a job found due may wait a fraction of that duration so that one poll answers several; a job
+ * started a job), and a job found due may wait a fraction of that duration so that one poll answers several (only as
+ * long as another job becomes due within that fraction: a job alone in it is polled when due); a job
  * of a kind not seen yet is polled after `pollIntervalMs`, then at growing intervals while it does not change. No
  * timer is left when nothing is awaited.
  */
@@ -299,10 +300,14 @@ export class JobWaiter {
   /** Arms the timer for the next tick: the earliest time a due job must be polled, at most one tick per interval. */
   private schedule(): void {
     if (this.closed || this.ticking || this.entries.size === 0) return;
-    let at = Number.POSITIVE_INFINITY;
-    for (const entry of this.entries.values()) at = Math.min(at, entry.dueAt + entry.slackMs);
+    // The first deadline (a due job's time plus what it may wait for others) bounds the tick; the jobs due by then are
+    // the ones it polls as due, and waiting past the last of them gathers no one more: tick when that one is due.
+    let deadline = Number.POSITIVE_INFINITY;
+    for (const entry of this.entries.values()) deadline = Math.min(deadline, entry.dueAt + entry.slackMs);
+    let at = Number.NEGATIVE_INFINITY;
+    for (const entry of this.entries.values()) if (entry.dueAt <= deadline) at = Math.max(at, entry.dueAt);
     at = Math.max(at, this.lastTickAt + this.options.pollIntervalMs);
-    if (this.timer && this.timerAt <= at) return;
+    if (this.timer && this.timerAt === at) return;
     this.clearTimer();
     const delay = Math.max(0, at - Date.now());
     this.timerAt = at;

@@ -332,6 +332,41 @@ describe("JobWaiter: polls timed by the kind's duration", () => {
     expect(store.calls.slice(before).every((batch) => batch.length <= 8)).toBe(true);
   });
 
+  it("waits for others only when one becomes due within the slack: a job alone in it is polled when due", async () => {
+    const store = timedJobs();
+    // A 200 ms kind may wait 100 ms (coalesceFraction 0.5) for others.
+    const waiter = new JobWaiter(store.query, { pollIntervalMs: 10, maxPollIntervalMs: 40, coalesceFraction: 0.5 });
+    const seed = store.add(200);
+    waiter.started([seed], "createVm");
+    await waiter.wait(seed);
+    const ticksBefore = waiter.tickLog.length;
+
+    const alone = store.add(200);
+    waiter.started([alone], "createVm");
+    await waiter.wait(alone);
+    const [lone] = waiter.tickLog.slice(ticksBefore);
+    // Armed for its due time (200 ms after it started), not for the end of its slack (300 ms).
+    expect(lone.intervalMs).toBeLessThanOrEqual(200);
+    expect(lone.due).toBe(1);
+
+    // A job due 40 ms after another, within the other's 100 ms of slack: one tick, when the later one is due.
+    const pollsBefore = store.calls.length;
+    const ticksBeforePair = waiter.tickLog.length;
+    const first = store.add(200);
+    waiter.started([first], "createVm");
+    const firstDone = waiter.wait(first);
+    await sleep(40);
+    const second = store.add(200);
+    waiter.started([second], "createVm");
+    await Promise.all([firstDone, waiter.wait(second)]);
+    expect(store.calls.length - pollsBefore).toBe(1);
+    const [pair] = waiter.tickLog.slice(ticksBeforePair);
+    expect(pair.due).toBe(2);
+    // Armed (when the second job started, ~40 ms in) for the second's due time: ~200 ms later, not the first's
+    // deadline (300 ms after the first started, ~260 ms later).
+    expect(pair.intervalMs).toBeLessThanOrEqual(200);
+  });
+
   it("the client tells the poller which operation started each job (202 answers)", async () => {
     const h = await clientHarness({ jobDurationMs: 9000 });
     const client = h.client({ jobs: { pollIntervalMs: 50, maxPollIntervalMs: 200 } });
