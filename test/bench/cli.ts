@@ -26,6 +26,8 @@ type Family = "dynamic" | "plugin" | "docs";
 interface LogEntry {
   route: string | null;
   status: number;
+  /** Emulator clock (epoch ms) when the request arrived. */
+  at: number;
 }
 
 /** The route groups requests are counted by. */
@@ -107,6 +109,43 @@ interface Row {
   stateBytes?: number;
   rss: Record<string, number>;
   cpu?: CliCpu;
+  jobs?: JobTimeline;
+}
+
+/**
+ * Where the wall goes, from the emulator's job records: the lead (operation start to the first job), the span from
+ * the first job to the last job's end with the mean number of jobs running in it (the engine runs at most
+ * `--parallel` operations at once), and the tail (the last job's end to the operation's end).
+ */
+interface JobTimeline {
+  count: number;
+  /** The operation's start to the provider's first request (the CLI, the program and the provider starting). */
+  firstRequestMs: number;
+  leadMs: number;
+  spanMs: number;
+  meanInFlight: number;
+  tailMs: number;
+}
+
+function jobTimeline(
+  jobs: Iterable<{ createdAt: number; endsAt: number }>,
+  log: LogEntry[],
+  started: number,
+  ended: number,
+): JobTimeline | undefined {
+  const within = [...jobs].filter((j) => j.createdAt >= started && j.createdAt <= ended);
+  if (within.length === 0) return undefined;
+  const first = Math.min(...within.map((j) => j.createdAt));
+  const last = Math.max(...within.map((j) => j.endsAt));
+  const busy = within.reduce((sum, j) => sum + (j.endsAt - j.createdAt), 0);
+  return {
+    count: within.length,
+    firstRequestMs: Math.min(...log.map((e) => e.at)) - started,
+    leadMs: first - started,
+    spanMs: last - first,
+    meanInFlight: busy / Math.max(1, last - first),
+    tailMs: ended - last,
+  };
 }
 
 /** From the CLI's own CPU profile: its CPU time, and the part spent writing checkpoints. */
@@ -288,12 +327,15 @@ export async function cliBench(): Promise<boolean> {
             const profile = path.join(work, `profile-${family}-${n}-${op}`);
             process.env.BENCH_CLI_PROFILE = profile;
             const started = performance.now();
+            const startedAt = emulator.ctx.now();
             let failure: string | undefined;
             await run().catch((error: unknown) => (failure = String(error).slice(0, 2000)));
             const wallMs = performance.now() - started;
+            const endedAt = emulator.ctx.now();
             delete process.env.BENCH_CLI_PROFILE;
             const peaks = rss.stop();
             const log = await requestsAfter(emulator, mark);
+            const jobs = jobTimeline(Object.values(emulator.ctx.state.jobs), log, startedAt, endedAt);
             const groups: Record<string, number> = {};
             for (const e of log) groups[groupOf(e.route)] = (groups[groupOf(e.route)] ?? 0) + 1;
             const floorMs = limit > 0 ? Math.max(0, Math.ceil(log.length / limit) - 1) * windowMs : 0;
@@ -308,6 +350,7 @@ export async function cliBench(): Promise<boolean> {
               groups,
               rss: peaks,
               cpu: cliCpu(profile),
+              jobs,
             };
             if (op === "up") row.stateBytes = JSON.stringify((await stack.exportStack()).deployment).length / n;
             rows.push(row);
@@ -345,6 +388,12 @@ function print(row: Row): void {
       ` ${per(row.requests)} req/res, 429s ${row.tooMany}` +
       (row.stateBytes !== undefined ? `, state ${(row.stateBytes / 1024).toFixed(1)} KB/res` : "") +
       `\n      requests per resource: ${groups}\n      peak RSS MiB: ${rss}` +
+      (row.jobs
+        ? `\n      first request after ${(row.jobs.firstRequestMs / 1000).toFixed(1)} s; ` +
+          `${row.jobs.count} jobs: first after ${(row.jobs.leadMs / 1000).toFixed(1)} s, then ` +
+          `${(row.jobs.spanMs / 1000).toFixed(1)} s with ${row.jobs.meanInFlight.toFixed(1)} running on average, ` +
+          `the last done ${(row.jobs.tailMs / 1000).toFixed(1)} s before the end`
+        : "") +
       (row.cpu
         ? `\n      CLI CPU ${(row.cpu.totalMs / 1000).toFixed(1)} s, of which checkpoints ` +
           `${(row.cpu.checkpointMs / 1000).toFixed(1)} s (CLI's CPU profile, SnapshotManager.saveSnapshot)`
