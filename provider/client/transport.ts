@@ -1,4 +1,6 @@
+import * as fs from "node:fs";
 import type { IncomingHttpHeaders } from "node:http";
+import * as tls from "node:tls";
 import pRetry from "p-retry";
 import { Pool, type Dispatcher } from "undici";
 import { z } from "zod";
@@ -8,6 +10,23 @@ import { ApiError, ClientClosedError, RequestValidationError, type RequestIssue 
 import { resetHeaderMs, type Pacer } from "./pacing";
 import { duration, silentProgressLog, type ProgressLog } from "./progress";
 import type { Redactor } from "./redact";
+
+/**
+ * The certificate authorities `NODE_EXTRA_CA_CERTS` names, when the plugin's executable handed that file over as
+ * `CLOUDINFRA_EXTRA_CA_CERTS` (Node.js 20 reads the file at every start, before any code runs: some 70 ms for a
+ * system bundle, paid by every CLI operation even against an http API): trusted next to Node's own, as Node would
+ * have. A file that cannot be read is ignored with a warning, as Node does.
+ */
+function extraCertificates(): { ca: string[] } | undefined {
+  const file = process.env.CLOUDINFRA_EXTRA_CA_CERTS;
+  if (!file) return undefined;
+  try {
+    return { ca: [...tls.rootCertificates, fs.readFileSync(file, "utf8")] };
+  } catch (error) {
+    process.emitWarning(`Ignoring extra certs from \`${file}\`, load failed: ${(error as Error).message}`);
+    return undefined;
+  }
+}
 
 export interface TimeoutOptions {
   /** TCP/TLS connect timeout (only for the dispatcher the client creates). Default 10 s. */
@@ -298,7 +317,7 @@ export class Transport {
       new Pool(this.origin, {
         connections: this.timeouts.connections,
         keepAliveTimeout: this.timeouts.keepAliveMs,
-        connect: { timeout: this.timeouts.connectMs },
+        connect: { timeout: this.timeouts.connectMs, ...(url.protocol === "https:" ? extraCertificates() : {}) },
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyMs,
       });

@@ -3,8 +3,11 @@
  * it prints its port as the first stdout line and serves there; and the committed schema.json is exactly what the
  * sources generate.
  */
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
+import * as readline from "node:readline";
 import { describe, expect, it } from "vitest";
 import { schemaPath, schemaText } from "../../tools/schema";
 import { stackOnEmulator } from "../resources/helpers";
@@ -12,15 +15,49 @@ import { coldStart, mainJs, root } from "./launcher";
 import manifest from "../../package.json";
 
 describe("the plugin's entry point", () => {
-  it("is the package's pulumi-resource-cloudinfra bin: an executable with a node shebang, starting main.js", () => {
+  it("is the package's pulumi-resource-cloudinfra bin: an executable shell script running main.js with node", () => {
     const bin = (manifest as { bin?: Record<string, string> }).bin?.["pulumi-resource-cloudinfra"];
     expect(bin).toBe("pulumi-resource-cloudinfra");
     const launcher = path.join(root, bin!);
     expect(fs.statSync(launcher).mode & 0o111).not.toBe(0);
     const text = fs.readFileSync(launcher, "utf8");
-    expect(text.startsWith("#!/usr/bin/env node\n")).toBe(true);
-    expect(text).toContain('require("./dist/provider/plugin/main.js")');
+    expect(text.startsWith("#!/bin/sh\n")).toBe(true);
+    expect(text).toContain('exec node "$(dirname "$self")/dist/provider/plugin/main.js" "$@"');
     expect(fs.readFileSync(mainJs, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
+  });
+
+  it("starts through a symlink (npm's .bin), handing NODE_EXTRA_CA_CERTS over unless NODE_OPTIONS picks the store", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-bin-"));
+    const link = path.join(dir, "pulumi-resource-cloudinfra");
+    fs.symlinkSync(path.join(root, "pulumi-resource-cloudinfra"), link);
+    const caFile = path.join(root, "test", "fixtures", "tls", "cert.pem");
+    // The environment the plugin process runs with (it is the script's own process: the script execs node).
+    const started = async (extra: Record<string, string>) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, NODE_EXTRA_CA_CERTS: caFile, ...extra };
+      delete env.CLOUDINFRA_EXTRA_CA_CERTS;
+      const child = spawn(link, ["127.0.0.1:1"], { env, stdio: ["ignore", "pipe", "inherit"] });
+      try {
+        const first = await new Promise<string>((resolve, reject) => {
+          readline.createInterface({ input: child.stdout! }).once("line", resolve);
+          child.once("exit", (code) => reject(new Error(`exited with ${code}`)));
+        });
+        expect(first).toMatch(/^\d+$/);
+        const environ = fs.readFileSync(`/proc/${child.pid}/environ`, "utf8").split("\0");
+        return (name: string) => environ.find((e) => e.startsWith(`${name}=`))?.slice(name.length + 1);
+      } finally {
+        child.kill();
+      }
+    };
+    try {
+      const moved = await started({});
+      expect(moved("NODE_EXTRA_CA_CERTS")).toBeUndefined();
+      expect(moved("CLOUDINFRA_EXTRA_CA_CERTS")).toBe(caFile);
+      const kept = await started({ NODE_OPTIONS: "--use-openssl-ca" });
+      expect(kept("NODE_EXTRA_CA_CERTS")).toBe(caFile);
+      expect(kept("CLOUDINFRA_EXTRA_CA_CERTS")).toBeUndefined();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("prints its port first on stdout and answers Configure and Check there (cold start measured)", async () => {
