@@ -126,6 +126,13 @@ interface JobTimeline {
   leadMs: number;
   spanMs: number;
   meanInFlight: number;
+  /** Mean time from a job's end to the first job poll after it (what the provider adds to each job, at least). */
+  pollDelayMs: number;
+  /**
+   * Mean time from a poll that saw jobs done to the next request starting a job (the provider answering the engine,
+   * the engine's checkpoint and its next step, the provider's request): the turn between two jobs of one slot.
+   */
+  turnMs: number;
   tailMs: number;
 }
 
@@ -140,12 +147,25 @@ function jobTimeline(
   const first = Math.min(...within.map((j) => j.createdAt));
   const last = Math.max(...within.map((j) => j.endsAt));
   const busy = within.reduce((sum, j) => sum + (j.endsAt - j.createdAt), 0);
+  const polls = log.filter((e) => e.route === "queryJobs").map((e) => e.at);
+  const seenAt = within.flatMap((j) => {
+    const seen = polls.find((at) => at >= j.endsAt);
+    return seen === undefined ? [] : [{ end: j.endsAt, seen }];
+  });
+  const delays = seenAt.map((j) => j.seen - j.end);
+  const starts = log.filter((e) => /^(create|delete|bulkDelete)/.test(e.route ?? "")).map((e) => e.at);
+  const turns = [...new Set(seenAt.map((j) => j.seen))].flatMap((poll) => {
+    const next = starts.find((at) => at >= poll);
+    return next === undefined ? [] : [next - poll];
+  });
   return {
     count: within.length,
     firstRequestMs: Math.min(...log.map((e) => e.at)) - started,
     leadMs: first - started,
     spanMs: last - first,
     meanInFlight: busy / Math.max(1, last - first),
+    pollDelayMs: delays.reduce((sum, d) => sum + d, 0) / Math.max(1, delays.length),
+    turnMs: turns.reduce((sum, d) => sum + d, 0) / Math.max(1, turns.length),
     tailMs: ended - last,
   };
 }
@@ -402,7 +422,9 @@ function print(row: Row): void {
       (row.jobs
         ? `\n      first request after ${(row.jobs.firstRequestMs / 1000).toFixed(1)} s; ` +
           `${row.jobs.count} jobs: first after ${(row.jobs.leadMs / 1000).toFixed(1)} s, then ` +
-          `${(row.jobs.spanMs / 1000).toFixed(1)} s with ${row.jobs.meanInFlight.toFixed(1)} running on average, ` +
+          `${(row.jobs.spanMs / 1000).toFixed(1)} s with ${row.jobs.meanInFlight.toFixed(1)} running on average ` +
+          `(each seen done by a poll ${Math.round(row.jobs.pollDelayMs)} ms after its end, the next create or delete sent ` +
+          `${Math.round(row.jobs.turnMs)} ms after that poll), ` +
           `the last done ${(row.jobs.tailMs / 1000).toFixed(1)} s before the end`
         : "") +
       (row.cpu
