@@ -3,8 +3,10 @@
  * and each SDK (the dynamic resources, the provider plugin), `up`, `refresh` and `destroy` of a stack of N resources
  * (20 % networks, 40 % volumes, 40 % VMs on those networks) against the emulator under the API's rate limit, with time
  * scaled down (jobs, the rate-limit window and the poll interval divided by BENCH_TIME_SCALE). Per operation: wall
- * time, requests per resource by route group, 429 answers, wall against its bound, state bytes per resource, and the
- * peak RSS of each process the CLI ran. Figures, not assertions (shared, noisy machine); request counts are exact.
+ * time, requests per resource by route group, 429 answers, wall against its bound and against 1.2 × bound plus the
+ * operation's preview (timed just before it), where the wall goes (from the emulator's job records), state bytes per
+ * resource, the CLI's CPU and checkpoint time, and the peak RSS of each process the CLI ran. Figures, not assertions
+ * (shared, noisy machine); request counts are exact.
  * The program runs as a user's project on disk, with the package laid out as a registry install (see programSource).
  *
  * Options (environment): BENCH_CLI_N (e.g. "200" or "200,500,1000"), BENCH_PARALLEL (the CLI's --parallel; default:
