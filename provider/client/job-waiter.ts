@@ -127,9 +127,8 @@ function ranFor(job: Job): number | undefined {
  * `completedAt - createdAt` of the jobs of that kind seen completed; the client tells {@link started} which operation
  * started a job), and a job found due may wait a fraction of that duration so that one poll answers several (only as
  * long as another job becomes due within that fraction: a job alone in it is polled when due); a job
- * of a kind not seen yet is polled after `pollIntervalMs`, then when its progress says it ends (or at growing
- * intervals while it does not change); so is a job still running when it was due. No timer is left when nothing is
- * awaited.
+ * of a kind not seen yet is polled after `pollIntervalMs`, then at growing intervals while it does not change. No
+ * timer is left when nothing is awaited.
  */
 export class JobWaiter {
   readonly stats: JobWaiterStats = {
