@@ -100,18 +100,6 @@ function isPermanent(error: unknown): boolean {
   return error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
 }
 
-/**
- * How long a running job still needs if its `progress` (0-100, rising) keeps its pace so far, on the API's own clock
- * (`updatedAt - createdAt` ran for `progress` %); undefined without progress to go by. This times the next poll of a
- * job of a kind not seen completed yet (the first jobs of each run), or one running longer than its kind usually does.
- */
-function remainingMs(job: Job): number | undefined {
-  if (job.progress <= 0 || job.progress >= 100) return undefined;
-  const ran = Date.parse(job.updatedAt) - Date.parse(job.createdAt);
-  if (!Number.isFinite(ran) || ran <= 0) return undefined;
-  return (ran * (100 - job.progress)) / job.progress;
-}
-
 /** How long a completed job ran, on the API's own clock; undefined when the record does not say. */
 function ranFor(job: Job): number | undefined {
   if (!job.completedAt) return undefined;
@@ -428,7 +416,7 @@ export class JobWaiter {
         } else if (job.status === "failed") {
           this.settle(entry, (w) => w.reject(new JobFailedError(job)));
         } else if (due.has(id)) {
-          this.backOff(entry, changed, job);
+          this.backOff(entry, changed);
         } else if (changed) {
           entry.intervalMs = this.options.pollIntervalMs;
         }
@@ -439,21 +427,13 @@ export class JobWaiter {
     this.schedule();
   }
 
-  /**
-   * A job polled and still running: look again when its progress says it ends (see {@link remainingMs}), within the
-   * minimum and maximum intervals; without progress to go by, after its interval, back to the minimum when it changed.
-   */
-  private backOff(entry: Entry | undefined, changed: boolean, job?: Job): void {
+  /** A job polled and still running: look again after its interval, back to the minimum when it changed. */
+  private backOff(entry: Entry | undefined, changed: boolean): void {
     if (!entry) return;
     entry.intervalMs = changed
       ? this.options.pollIntervalMs
       : Math.min(entry.intervalMs * this.options.backoffFactor, this.options.maxPollIntervalMs);
-    const remaining = changed && job ? remainingMs(job) : undefined;
-    const wait =
-      remaining === undefined
-        ? entry.intervalMs
-        : Math.min(Math.max(remaining, this.options.pollIntervalMs), this.options.maxPollIntervalMs);
-    entry.dueAt = Date.now() + wait;
+    entry.dueAt = Date.now() + entry.intervalMs;
     entry.slackMs = 0;
   }
 }
