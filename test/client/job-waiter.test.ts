@@ -341,7 +341,8 @@ describe("JobWaiter: polls timed by the kind's duration", () => {
     await waiter.wait(seed);
     const ticksBefore = waiter.tickLog.length;
 
-    const alone = store.add(200);
+    // The jobs below end a little before they are due (195 ms): a timer firing a millisecond early still finds them done.
+    const alone = store.add(195);
     waiter.started([alone], "createVm");
     await waiter.wait(alone);
     const [lone] = waiter.tickLog.slice(ticksBefore);
@@ -352,11 +353,11 @@ describe("JobWaiter: polls timed by the kind's duration", () => {
     // A job due 40 ms after another, within the other's 100 ms of slack: one tick, when the later one is due.
     const pollsBefore = store.calls.length;
     const ticksBeforePair = waiter.tickLog.length;
-    const first = store.add(200);
+    const first = store.add(195);
     waiter.started([first], "createVm");
     const firstDone = waiter.wait(first);
     await sleep(40);
-    const second = store.add(200);
+    const second = store.add(195);
     waiter.started([second], "createVm");
     await Promise.all([firstDone, waiter.wait(second)]);
     expect(store.calls.length - pollsBefore).toBe(1);
