@@ -1,8 +1,5 @@
 export interface BatchedDeleterOptions {
-  /**
-   * A batch is sent once no delete has arrived for this long. Default 20 ms: the engine sends its calls in bursts (the
-   * operations it starts when others end, within a few ms of each other); a longer pause only delays each delete.
-   */
+  /** A batch is sent once no delete has arrived for this long. Default 100 ms. */
   gatherMs?: number;
   /** ... or this long after its first delete, whichever comes first. Default 1 000 ms. */
   maxGatherMs?: number;
@@ -64,7 +61,7 @@ export class BatchedDeleter<Id extends string | number> {
     private readonly bulk: (ids: Id[]) => Promise<BulkRow[] | undefined>,
     options: BatchedDeleterOptions = {},
   ) {
-    this.options = { gatherMs: 20, maxGatherMs: 1000, minBatch: 2, maxBatch: 50, ...options };
+    this.options = { gatherMs: 100, maxGatherMs: 1000, minBatch: 2, maxBatch: 50, ...options };
     this.options.maxBatch = Math.min(50, Math.max(1, this.options.maxBatch));
   }
 

@@ -1,10 +1,7 @@
 import { ApiError } from "./errors";
 
 export interface BatchedReaderOptions {
-  /**
-   * A batch is sent once no read has arrived for this long. Default 20 ms: the engine sends its calls in bursts (the
-   * operations it starts when others end, within a few ms of each other); a longer pause only delays each read.
-   */
+  /** A batch is sent once no read has arrived for this long. Default 100 ms. */
   gatherMs?: number;
   /** ... or this long after its first read, whichever comes first. Default 1 000 ms. */
   maxGatherMs?: number;
@@ -65,7 +62,7 @@ export class BatchedReader<T extends { id: string }> {
     private readonly getOne: (id: string) => Promise<T>,
     options: BatchedReaderOptions = {},
   ) {
-    this.options = { gatherMs: 20, maxGatherMs: 1000, minBatch: 2, pageSize: 100, ...options };
+    this.options = { gatherMs: 100, maxGatherMs: 1000, minBatch: 2, pageSize: 100, ...options };
     this.options.pageSize = Math.min(100, Math.max(1, this.options.pageSize));
   }
 
