@@ -3,6 +3,7 @@
 import * as path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { errorCodeOf, messageWithCode, withCode } from "./client/error-codes";
+import { callerOperations } from "./client/gather";
 import {
   checkResource,
   configuration,
@@ -115,28 +116,31 @@ export const dynamicHandlers = {
   },
   async create(kind: KindName, inputs: Props): Promise<pulumi.dynamic.CreateResult> {
     try {
-      return wire(await kinds[kind].create(operationContext(), withoutProvider(inputs)));
+      return wire(await callerOperations.run(() => kinds[kind].create(operationContext(), withoutProvider(inputs))));
     } catch (error) {
       throw forEngine(error, inputs[PROVIDER_KEY]);
     }
   },
   async read(kind: KindName, id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
     return reported(`reading ${kind} ${id}`, async () => {
-      const found = await kinds[kind].read(operationContext(), id, withoutProvider(props));
+      const found = await callerOperations.run(() => kinds[kind].read(operationContext(), id, withoutProvider(props)));
       return found ? wire(found) : { id: "", props: {} };
     });
   },
   async update(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
     try {
-      return {
-        outs: wire(await kinds[kind].update(operationContext(), id, withoutProvider(olds), withoutProvider(news))),
-      };
+      const outs = await callerOperations.run(() =>
+        kinds[kind].update(operationContext(), id, withoutProvider(olds), withoutProvider(news)),
+      );
+      return { outs: wire(outs) };
     } catch (error) {
       throw forEngine(error, news[PROVIDER_KEY]);
     }
   },
   async delete(kind: KindName, id: string, props: Props): Promise<void> {
-    await reported(`deleting ${kind} ${id}`, () => kinds[kind].delete(operationContext(), id, withoutProvider(props)));
+    await reported(`deleting ${kind} ${id}`, () =>
+      callerOperations.run(() => kinds[kind].delete(operationContext(), id, withoutProvider(props))),
+    );
   },
 };
 

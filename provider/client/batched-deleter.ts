@@ -1,8 +1,7 @@
-export interface BatchedDeleterOptions {
-  /** A batch is sent once no delete has arrived for this long. Default 100 ms. */
-  gatherMs?: number;
-  /** ... or this long after its first delete, whichever comes first. Default 1 000 ms. */
-  maxGatherMs?: number;
+import { Gatherer, type GatherOptions } from "./gather";
+
+/** How deletes are gathered into a batch (see {@link Gatherer}), and how a batch is sent. */
+export interface BatchedDeleterOptions extends GatherOptions {
   /** Fewer deletes than this in a batch are left to the caller's own delete (one request each). Default 2. */
   minBatch?: number;
   /** Ids per bulk request (the API allows at most 50). Default 50. */
@@ -48,10 +47,8 @@ interface Pending<Id> {
  */
 export class BatchedDeleter<Id extends string | number> {
   readonly stats: BatchedDeleterStats = { batches: 0, requests: 0, deleted: 0, singles: 0 };
-  private pending: Pending<Id>[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private firstAt = 0;
-  private readonly options: Required<BatchedDeleterOptions>;
+  private readonly gatherer: Gatherer<Pending<Id>>;
+  private readonly options: Required<Pick<BatchedDeleterOptions, "minBatch" | "maxBatch">>;
 
   /**
    * @param bulk sends one bulk delete of these ids; resolves with its rows, or undefined when the answer has none (an
@@ -61,25 +58,13 @@ export class BatchedDeleter<Id extends string | number> {
     private readonly bulk: (ids: Id[]) => Promise<BulkRow[] | undefined>,
     options: BatchedDeleterOptions = {},
   ) {
-    this.options = { gatherMs: 100, maxGatherMs: 1000, minBatch: 2, maxBatch: 50, ...options };
-    this.options.maxBatch = Math.min(50, Math.max(1, this.options.maxBatch));
+    this.options = { minBatch: options.minBatch ?? 2, maxBatch: Math.min(50, Math.max(1, options.maxBatch ?? 50)) };
+    this.gatherer = new Gatherer((batch) => void this.flush(batch), options);
   }
 
   /** Deletes `id` with others gathered at the same time; see {@link BulkOutcome}. */
   delete(id: Id): Promise<BulkOutcome> {
-    return new Promise<BulkOutcome>((resolve) => {
-      const now = Date.now();
-      if (this.pending.length === 0) this.firstAt = now;
-      this.pending.push({ id, resolve });
-      if (this.timer) clearTimeout(this.timer);
-      const delay = Math.max(0, Math.min(this.options.gatherMs, this.firstAt + this.options.maxGatherMs - now));
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        const batch = this.pending;
-        this.pending = [];
-        void this.flush(batch);
-      }, delay);
-    });
+    return new Promise<BulkOutcome>((resolve) => this.gatherer.add({ id, resolve }));
   }
 
   private async flush(batch: Pending<Id>[]): Promise<void> {

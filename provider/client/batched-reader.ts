@@ -1,10 +1,8 @@
 import { ApiError } from "./errors";
+import { Gatherer, type GatherOptions } from "./gather";
 
-export interface BatchedReaderOptions {
-  /** A batch is sent once no read has arrived for this long. Default 100 ms. */
-  gatherMs?: number;
-  /** ... or this long after its first read, whichever comes first. Default 1 000 ms. */
-  maxGatherMs?: number;
+/** How reads are gathered into a batch (see {@link Gatherer}), and how a batch is read. */
+export interface BatchedReaderOptions extends GatherOptions {
   /** Fewer reads than this in a batch are sent one by one (one GET each). Default 2. */
   minBatch?: number;
   /** Items per list page (the API allows at most 100). Default 100. */
@@ -52,36 +50,22 @@ export class BatchedReader<T extends { id: string }> {
   /** The page each id was last seen on. */
   private readonly positions = new Map<string, number>();
   private lastPage = 1;
-  private pending: Pending<T>[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private firstAt = 0;
-  private readonly options: Required<BatchedReaderOptions>;
+  private readonly gatherer: Gatherer<Pending<T>>;
+  private readonly options: Required<Pick<BatchedReaderOptions, "minBatch" | "pageSize">>;
 
   constructor(
     private readonly listPage: (page: number, limit: number) => Promise<ListPage<T>>,
     private readonly getOne: (id: string) => Promise<T>,
     options: BatchedReaderOptions = {},
   ) {
-    this.options = { gatherMs: 100, maxGatherMs: 1000, minBatch: 2, pageSize: 100, ...options };
-    this.options.pageSize = Math.min(100, Math.max(1, this.options.pageSize));
+    this.options = { minBatch: options.minBatch ?? 2, pageSize: Math.min(100, Math.max(1, options.pageSize ?? 100)) };
+    // Reads of one refresh trickle in (the engine sends them as it goes): wait for a pause in them, bounded.
+    this.gatherer = new Gatherer((batch) => void this.flush(batch), options);
   }
 
   /** The resource of this id, or null when it does not exist. */
   read(id: string): Promise<T | null> {
-    return new Promise<T | null>((resolve, reject) => {
-      const now = Date.now();
-      if (this.pending.length === 0) this.firstAt = now;
-      this.pending.push({ id, resolve, reject });
-      // Reads of one refresh trickle in (the engine sends them as it goes): wait for a pause in them, bounded.
-      if (this.timer) clearTimeout(this.timer);
-      const delay = Math.max(0, Math.min(this.options.gatherMs, this.firstAt + this.options.maxGatherMs - now));
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        const batch = this.pending;
-        this.pending = [];
-        void this.flush(batch);
-      }, delay);
-    });
+    return new Promise<T | null>((resolve, reject) => this.gatherer.add({ id, resolve, reject }));
   }
 
   private async single(id: string): Promise<T | null> {

@@ -41,6 +41,7 @@ export {
   type BulkOutcome,
   type BulkRow,
 } from "./batched-deleter";
+export { CallerOperations, callerOperations, Gatherer, type GatherOptions } from "./gather";
 export {
   JobWaiter,
   type JobQuery,

@@ -36,6 +36,7 @@ import {
   type ResourceKind,
 } from "../resources";
 import type { ProgressLog } from "../client/progress";
+import { callerOperations } from "../client/gather";
 import { CodedError, errorCodeOf, messageWithCode, withCode } from "../client/error-codes";
 import { dataFunctions } from "../resources/lookups";
 import { UNKNOWN, unwrap, wrap } from "./properties";
@@ -294,6 +295,11 @@ export class ProviderServer {
     );
   }
 
+  /** A create, read, update or delete: one of the engine's `--parallel` operations (see CallerOperations). */
+  private operation<T>(urn: string, timeoutSeconds: number, fn: (ctx: HandlerContext) => Promise<T>): Promise<T> {
+    return callerOperations.run(() => this.inScope(urn, timeoutSeconds, fn));
+  }
+
   private unary<Req, Res>(handler: Handler<Req, Res>, secrets?: (request: Req) => Iterable<string>) {
     return (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
       handler(call.request).then(
@@ -508,7 +514,9 @@ export class ProviderServer {
       }
       return new provider.CreateResponse().setId("").setProperties(wrap(outputs, secrets, this.acceptSecrets));
     }
-    const created = await this.inScope(request.getUrn(), request.getTimeout(), (ctx) => kind.create(ctx, inputs.props));
+    const created = await this.operation(request.getUrn(), request.getTimeout(), (ctx) =>
+      kind.create(ctx, inputs.props),
+    );
     return new provider.CreateResponse()
       .setId(created.id)
       .setProperties(wrap(created.outs, secrets, this.acceptSecrets));
@@ -519,7 +527,7 @@ export class ProviderServer {
     const props = unwrap(request.getProperties());
     const inputs = unwrap(request.getInputs());
     const importing = Object.keys(inputs.props).length === 0;
-    const found = await this.inScope(request.getUrn(), request.getTimeout(), async (ctx) => {
+    const found = await this.operation(request.getUrn(), request.getTimeout(), async (ctx) => {
       const live = await kind.read(ctx, request.getId(), props.props);
       if (!live || !importing) return live && { ...live, inputs: inputs.props };
       // An import or `get` (no inputs yet) takes the inputs from what the API has, so that a program declaring the
@@ -574,7 +582,7 @@ export class ProviderServer {
         wrap({ ...olds.props, ...news.props }, secrets, this.acceptSecrets),
       );
     }
-    const outs = await this.inScope(request.getUrn(), request.getTimeout(), (ctx) =>
+    const outs = await this.operation(request.getUrn(), request.getTimeout(), (ctx) =>
       kind.update(ctx, request.getId(), olds.props, news.props),
     );
     return new provider.UpdateResponse().setProperties(wrap(outs, secrets, this.acceptSecrets));
@@ -583,7 +591,7 @@ export class ProviderServer {
   private async delete(request: provider.DeleteRequest): Promise<Empty> {
     const { kind } = kindOf(request.getType(), request.getUrn());
     const props = unwrap(request.getProperties()).props;
-    await this.inScope(request.getUrn(), request.getTimeout(), (ctx) => kind.delete(ctx, request.getId(), props));
+    await this.operation(request.getUrn(), request.getTimeout(), (ctx) => kind.delete(ctx, request.getId(), props));
     return new Empty();
   }
 

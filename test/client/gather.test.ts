@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import { CallerOperations, Gatherer } from "../../provider/client/gather";
+
+/** Resolves when `promise` has settled or `ms` have passed, whichever comes first: true if it settled. */
+const settlesWithin = (promise: Promise<unknown>, ms: number) =>
+  Promise.race([promise.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+/** A gatherer whose batches are recorded, with a gather long enough that a batch sent early is plain to see. */
+function recording(operations: CallerOperations) {
+  const batches: number[][] = [];
+  let sent: () => void = () => {};
+  const gatherer = new Gatherer<number>(
+    (batch) => {
+      batches.push(batch);
+      sent();
+    },
+    { gatherMs: 2000, maxGatherMs: 5000, operations },
+  );
+  const nextBatch = () => new Promise<void>((r) => (sent = r));
+  return { gatherer, batches, nextBatch };
+}
+
+/** `count` operations of `operations` that run until the returned function ends them. */
+function hold(operations: CallerOperations, count: number) {
+  const ends: (() => void)[] = [];
+  const done = Array.from({ length: count }, () => operations.run(() => new Promise<void>((r) => ends.push(r))));
+  return async () => {
+    for (const end of ends) end();
+    await Promise.all(done);
+  };
+}
+
+describe("Gatherer", () => {
+  it("waits for a pause while the caller may still send: the engine's first wave (no operation ended yet) is one batch", async () => {
+    const operations = new CallerOperations();
+    const { gatherer, batches, nextBatch } = recording(operations);
+    const release = hold(operations, 3);
+    // Three operations in progress, none ended: the caller may run more of them at once, so nothing is sent early.
+    expect(operations.full).toBe(false);
+    const batch = nextBatch();
+    gatherer.add(1);
+    gatherer.add(2);
+    expect(await settlesWithin(batch, 300)).toBe(false);
+    gatherer.add(3);
+    await batch;
+    expect(batches).toEqual([[1, 2, 3]]);
+    await release();
+  });
+
+  it("sends at once, with what the same turn added, when every operation the caller runs together is in progress", async () => {
+    const operations = new CallerOperations();
+    // The caller was seen running three at once (counted when they ended), and runs three again.
+    await hold(operations, 3)();
+    expect(operations.full).toBe(false);
+    const release = hold(operations, 3);
+    expect(operations.full).toBe(true);
+
+    const { gatherer, batches, nextBatch } = recording(operations);
+    const first = nextBatch();
+    // What one job poll completes arrives in one turn of the event loop: it is one batch, sent without the 2 s gather.
+    gatherer.add(1);
+    await Promise.resolve();
+    gatherer.add(2);
+    expect(await settlesWithin(first, 200)).toBe(true);
+    expect(batches).toEqual([[1, 2]]);
+
+    // With one operation ended, the caller can send another: the gather waits again.
+    await release();
+    const partly = hold(operations, 2);
+    expect(operations.full).toBe(false);
+    const second = nextBatch();
+    gatherer.add(3);
+    expect(await settlesWithin(second, 300)).toBe(false);
+    // The third operation arrives: all are in progress, so the batch goes at once, with the item it brought.
+    const last = hold(operations, 1);
+    gatherer.add(4);
+    expect(await settlesWithin(second, 200)).toBe(true);
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
+    await partly();
+    await last();
+  });
+
+  it("a batch is sent at most maxGatherMs after its first item, however items keep arriving", async () => {
+    const operations = new CallerOperations();
+    const batches: number[][] = [];
+    const gatherer = new Gatherer<number>((batch) => batches.push(batch), {
+      gatherMs: 60,
+      maxGatherMs: 200,
+      operations,
+    });
+    const started = Date.now();
+    for (let i = 0; Date.now() - started < 400; i++) {
+      gatherer.add(i);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    expect(batches.length).toBeGreaterThanOrEqual(2);
+    expect(batches.flat()).toEqual([...batches.flat()].sort((a, b) => a - b));
+  });
+});
