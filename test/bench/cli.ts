@@ -136,6 +136,8 @@ interface JobTimeline {
    */
   turnMs: number;
   tailMs: number;
+  /** The provider's last request to the operation's end (the engine finishing, the CLI closing the plugins). */
+  closeMs: number;
 }
 
 function jobTimeline(
@@ -169,6 +171,7 @@ function jobTimeline(
     pollDelayMs: delays.reduce((sum, d) => sum + d, 0) / Math.max(1, delays.length),
     turnMs: turns.reduce((sum, d) => sum + d, 0) / Math.max(1, turns.length),
     tailMs: ended - last,
+    closeMs: ended - Math.max(...log.map((e) => e.at)),
   };
 }
 
@@ -427,7 +430,8 @@ function print(row: Row): void {
           `${(row.jobs.spanMs / 1000).toFixed(1)} s with ${row.jobs.meanInFlight.toFixed(1)} running on average ` +
           `(each seen done by a poll ${Math.round(row.jobs.pollDelayMs)} ms after its end, the next create or delete sent ` +
           `${Math.round(row.jobs.turnMs)} ms after that poll), ` +
-          `the last done ${(row.jobs.tailMs / 1000).toFixed(1)} s before the end`
+          `the last done ${(row.jobs.tailMs / 1000).toFixed(1)} s before the end, the last request ` +
+          `${(row.jobs.closeMs / 1000).toFixed(1)} s before it`
         : "") +
       (row.cpu
         ? `\n      CLI CPU ${(row.cpu.totalMs / 1000).toFixed(1)} s, of which checkpoints ` +
