@@ -103,7 +103,10 @@ interface Row {
   family: Family;
   n: number;
   op: string;
+  /** The CLI's own run (`pulumi up`, `refresh`, `destroy`), as a user runs it. */
   wallMs: number;
+  /** The same through the Automation API: with its `pulumi stack history` after the run. */
+  automationMs: number;
   boundMs: number;
   /** The same operation previewed just before (`pulumi preview`, `refresh --preview-only`, `destroy --preview-only`). */
   previewMs: number;
@@ -183,18 +186,65 @@ interface CliCpu {
 
 /**
  * The CLI run through a wrapper that adds `--profiling <BENCH_CLI_PROFILE>` to `up`, `refresh` and `destroy` (the CLI
- * then writes a Go CPU profile, `<prefix>.<pid>.cpu`). Returns the wrapper's directory, to put first on PATH.
+ * then writes a Go CPU profile, `<prefix>.<pid>.cpu`), and appends to the file BENCH_CLI_TIMES, for each run of the
+ * CLI, when it started and ended (epoch nanoseconds) and its arguments: the wall a user sees is the CLI's own run,
+ * while the Automation API runs `pulumi stack history` after each `up`, `refresh` and `destroy` (not after a preview).
+ * Returns the wrapper's directory, to put first on PATH.
  */
-function profilingWrapper(dir: string): string {
+function cliWrapper(dir: string): string {
   const real = execFileSync("sh", ["-c", "command -v pulumi"], { encoding: "utf8" }).trim();
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(
     path.join(dir, "pulumi"),
-    `#!/bin/sh\ncase "$1" in up|refresh|destroy) if [ -n "$BENCH_CLI_PROFILE" ]; then exec "${real}" "$@" ` +
-      `--profiling "$BENCH_CLI_PROFILE"; fi;; esac\nexec "${real}" "$@"\n`,
+    [
+      "#!/bin/sh",
+      "start=$(date +%s%N)",
+      'case "$1" in up|refresh|destroy) if [ -n "$BENCH_CLI_PROFILE" ]; then set -- "$@" --profiling "$BENCH_CLI_PROFILE"; fi;; esac',
+      `"${real}" "$@"`,
+      "status=$?",
+      'if [ -n "$BENCH_CLI_TIMES" ]; then echo "$start $(date +%s%N) $*" >> "$BENCH_CLI_TIMES"; fi',
+      "exit $status",
+      "",
+    ].join("\n"),
     { mode: 0o755 },
   );
   return dir;
+}
+
+/** A run of the CLI as the wrapper recorded it (epoch milliseconds). */
+interface CliRun {
+  startedAt: number;
+  endedAt: number;
+  args: string;
+}
+
+/**
+ * Runs `operation` (an Automation API call) and returns the CLI run among those it made whose arguments start with
+ * `command` (e.g. `destroy --yes`), as the wrapper recorded it; undefined where `date` has no nanoseconds.
+ */
+async function timedCliRun(
+  file: string,
+  command: string,
+  operation: () => Promise<unknown>,
+): Promise<CliRun | undefined> {
+  fs.rmSync(file, { force: true });
+  process.env.BENCH_CLI_TIMES = file;
+  try {
+    await operation();
+  } finally {
+    delete process.env.BENCH_CLI_TIMES;
+  }
+  const runs = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
+  for (const line of runs) {
+    const [start, end, ...args] = line.split(" ");
+    if (!/^\d+$/.test(start!) || !/^\d+$/.test(end!) || !args.join(" ").startsWith(command)) continue;
+    return {
+      startedAt: Number(BigInt(start!) / 1_000_000n),
+      endedAt: Number(BigInt(end!) / 1_000_000n),
+      args: args.join(" "),
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -296,14 +346,15 @@ export async function cliBench(): Promise<boolean> {
   const job = (op: string) => realisticDurationMs[op]! / scale;
   const root = repositoryRoot();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-bench-cli-"));
-  process.env.PATH = `${profilingWrapper(path.join(work, "bin"))}${path.delimiter}${process.env.PATH}`;
+  process.env.PATH = `${cliWrapper(path.join(work, "bin"))}${path.delimiter}${process.env.PATH}`;
   const projectSource = path.join(work, "source");
   fs.mkdirSync(projectSource);
   fs.writeFileSync(path.join(projectSource, "Pulumi.yaml"), "name: bench\nruntime: nodejs\n");
   const rows: Row[] = [];
   console.log(
     `\nThrough the real CLI (${version}): jobs and the rate-limit window ÷ ${scale}, limit ${limit} per ` +
-      `${windowMs / 1000} s, poll interval ${2000 / scale} ms, --parallel ${parallel ?? `default (${engineParallel})`}`,
+      `${windowMs / 1000} s, poll interval ${2000 / scale} ms, --parallel ${parallel ?? `default (${engineParallel})`}; ` +
+      "walls are the CLI's own runs (the Automation API's call, in brackets, adds `pulumi stack history`)",
   );
   try {
     for (const n of sizes) {
@@ -344,27 +395,48 @@ export async function cliBench(): Promise<boolean> {
           const opts = { parallel, onOutput: () => undefined };
           // Each operation with its preview, which a user's `pulumi up` (or refresh, destroy) runs first and the
           // Automation API's skips: timed on its own, as the CLI's share of the wall a user sees.
-          const ops: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
-            ["up", () => stack.preview(opts), () => stack.up(opts)],
-            ["refresh", () => stack.previewRefresh(opts), () => stack.refresh(opts)],
-            ["destroy", () => stack.previewDestroy(opts), () => stack.destroy(opts)],
+          // The CLI's runs are told apart by their arguments (the Automation API's, up to the first option it adds).
+          const ops: [string, string, () => Promise<unknown>, string, () => Promise<unknown>][] = [
+            ["up", "preview", () => stack.preview(opts), "up --yes", () => stack.up(opts)],
+            [
+              "refresh",
+              "refresh --preview-only",
+              () => stack.previewRefresh(opts),
+              "refresh --skip-preview",
+              () => stack.refresh(opts),
+            ],
+            [
+              "destroy",
+              "destroy --preview-only",
+              () => stack.previewDestroy(opts),
+              "destroy --yes",
+              () => stack.destroy(opts),
+            ],
           ];
-          for (const [op, preview, run] of ops) {
+          const times = path.join(work, "cli-times");
+          for (const [op, previewCommand, preview, command, run] of ops) {
             await sleep(windowMs + 200); // a fresh rate-limit window
             const previewStarted = performance.now();
-            await preview();
-            const previewMs = performance.now() - previewStarted;
+            const previewRun = await timedCliRun(times, previewCommand, preview);
+            const previewMs = previewRun
+              ? previewRun.endedAt - previewRun.startedAt
+              : performance.now() - previewStarted;
             await sleep(windowMs + 200);
             const mark = emulator.ctx.requestMark();
             const rss = rssSampler();
             const profile = path.join(work, `profile-${family}-${n}-${op}`);
             process.env.BENCH_CLI_PROFILE = profile;
             const started = performance.now();
-            const startedAt = emulator.ctx.now();
+            const automationStartedAt = emulator.ctx.now();
             let failure: string | undefined;
-            await run().catch((error: unknown) => (failure = String(error).slice(0, 2000)));
-            const wallMs = performance.now() - started;
-            const endedAt = emulator.ctx.now();
+            const cliRun = await timedCliRun(times, command, run).catch((error: unknown) => {
+              failure = String(error).slice(0, 2000);
+              return undefined;
+            });
+            const automationMs = performance.now() - started;
+            const startedAt = cliRun?.startedAt ?? automationStartedAt;
+            const endedAt = cliRun?.endedAt ?? emulator.ctx.now();
+            const wallMs = endedAt - startedAt;
             delete process.env.BENCH_CLI_PROFILE;
             const peaks = rss.stop();
             const log = await requestsAfter(emulator, mark);
@@ -377,6 +449,7 @@ export async function cliBench(): Promise<boolean> {
               n,
               op,
               wallMs,
+              automationMs,
               previewMs,
               boundMs: Math.max(floorMs, jobTime[op]! / engineParallel),
               requests: log.length,
@@ -415,7 +488,8 @@ function print(row: Row): void {
     .map(([role, bytes]) => `${role} ${mib(bytes)}`)
     .join(", ");
   console.log(
-    `  ${row.family.padEnd(8)} N=${String(row.n).padEnd(5)} ${row.op.padEnd(8)} wall ${(row.wallMs / 1000).toFixed(1)} s` +
+    `  ${row.family.padEnd(8)} N=${String(row.n).padEnd(5)} ${row.op.padEnd(8)} wall ${(row.wallMs / 1000).toFixed(1)} s ` +
+      `[${(row.automationMs / 1000).toFixed(1)} s]` +
       (row.boundMs >= 1000
         ? ` (bound ${(row.boundMs / 1000).toFixed(1)} s, ×${(row.wallMs / row.boundMs).toFixed(2)}; ` +
           `its preview ${(row.previewMs / 1000).toFixed(1)} s: 1.2 × bound + preview = ` +
