@@ -215,7 +215,6 @@ function cliWrapper(dir: string): string {
 interface CliRun {
   startedAt: number;
   endedAt: number;
-  args: string;
 }
 
 /**
@@ -238,11 +237,7 @@ async function timedCliRun(
   for (const line of runs) {
     const [start, end, ...args] = line.split(" ");
     if (!/^\d+$/.test(start!) || !/^\d+$/.test(end!) || !args.join(" ").startsWith(command)) continue;
-    return {
-      startedAt: Number(BigInt(start!) / 1_000_000n),
-      endedAt: Number(BigInt(end!) / 1_000_000n),
-      args: args.join(" "),
-    };
+    return { startedAt: Number(BigInt(start!) / 1_000_000n), endedAt: Number(BigInt(end!) / 1_000_000n) };
   }
   return undefined;
 }
