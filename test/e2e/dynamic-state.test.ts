@@ -1,9 +1,10 @@
 /**
  * The dynamic resources' serialized provider (`__provider`, stored twice per resource) in a program that installed
  * the package from the registry (a copy under node_modules): `require("@cloudinfra/pulumi/dynamic/<kind>")`, not the
- * provider's methods by value. A stack written by the earlier form (the one a linked install still writes, and every
- * version before this one wrote) is served by the new install: the next preview plans no change, `up` rewrites the
- * state in the short form and deletes a resource through the old form's provider, refresh finds no drift, an
+ * provider's methods by value. A stack written by the by-value forms (the one a linked install still writes, whose
+ * methods require `@cloudinfra/pulumi/dynamic/host`, and the one every version before wrote, requiring
+ * `@cloudinfra/pulumi/provider`) is served by the new install: the next preview plans no change, `up` rewrites the
+ * state in the short form and deletes a resource through the earlier form's provider, refresh finds no drift, an
  * in-place change and destroy work. Checked against the API.
  */
 import * as fs from "node:fs";
@@ -11,7 +12,7 @@ import * as path from "node:path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { beforeAll, expect, it } from "vitest";
 import { cliStack, prepareProject } from "../../tools/pulumi-cli";
-import { cliWorld, describeCli, DYNAMIC_TYPE, gone, recordRuns, stateResources } from "./helpers";
+import { cliWorld, describeCli, DYNAMIC_TYPE, gone, recordRuns, stateResources, type StateResource } from "./helpers";
 
 const world = await cliWorld();
 const [fra] = world.datacenters;
@@ -64,7 +65,22 @@ async function providers(stack: Stack): Promise<Map<string, { inputs: string; ou
 }
 
 const SHORT = (file: string) => `require("@cloudinfra/pulumi/dynamic/${file}")`;
-const BY_VALUE = 'require("@cloudinfra/pulumi/provider").dynamicHandlers';
+const BY_VALUE = 'require("@cloudinfra/pulumi/dynamic/host").dynamicHandlers';
+/** What the by-value form required before `@cloudinfra/pulumi/dynamic/host` existed (the same methods otherwise). */
+const EARLIER = 'require("@cloudinfra/pulumi/provider").dynamicHandlers';
+
+/** Rewrites the by-value provider of the resources `names` in the stack's state into the earlier versions' text. */
+async function writtenByEarlierVersion(stack: Stack, names: string[]): Promise<void> {
+  const state = await stack.exportStack();
+  const { resources } = state.deployment as { resources: StateResource[] };
+  for (const r of resources) {
+    if (!names.includes(r.urn.split("::").pop()!)) continue;
+    for (const props of [r.inputs!, r.outputs!]) {
+      props.__provider = (props.__provider as string).replaceAll(BY_VALUE, EARLIER);
+    }
+  }
+  await stack.importStack(state);
+}
 
 /** Bytes of the exported deployment per dynamic resource. */
 async function stateBytesPerResource(stack: Stack): Promise<number> {
@@ -95,7 +111,7 @@ describeCli("the serialized provider of a dynamic resource, installed from the r
     linkedBytes = await stateBytesPerResource(stack);
   });
 
-  it("a linked install writes the provider's methods by value, requiring the package's provider module", async () => {
+  it("a linked install writes the provider's methods by value, requiring the package's host module", async () => {
     const written = await providers(stack);
     expect([...written.keys()].sort()).toEqual(["data", "net", "spare"]);
     for (const { inputs, outputs } of written.values()) {
@@ -106,6 +122,8 @@ describeCli("the serialized provider of a dynamic resource, installed from the r
   });
 
   it("the registry install serves that stack: no change planned, up writes the short form and deletes through the old one", async () => {
+    // Two of its resources as every version before this one wrote them; the volume keeps the linked install's form.
+    await writtenByEarlierVersion(stack, ["net", "spare"]);
     stack = await open(copied, "state"); // the same stack, its program now run from the copied install
     await stack.preview({ color: "never", expectNoChanges: true });
 
@@ -121,10 +139,9 @@ describeCli("the serialized provider of a dynamic resource, installed from the r
     const written = await providers(stack);
     expect(written.get("net")!.inputs).toContain(SHORT("network"));
     expect(written.get("data")!.inputs).toContain(SHORT("volume"));
-    for (const { inputs, outputs } of written.values()) {
-      expect(inputs.length).toBeLessThan(400);
-      expect(outputs).toContain(BY_VALUE);
-    }
+    for (const { inputs } of written.values()) expect(inputs.length).toBeLessThan(400);
+    expect(written.get("net")!.outputs).toContain(EARLIER);
+    expect(written.get("data")!.outputs).toContain(BY_VALUE);
   });
 
   it("refresh finds no drift through the earlier form; an update rewrites the outputs' copy; destroy", async () => {

@@ -95,7 +95,7 @@ describe("serialized dynamic providers (`__provider`)", () => {
   it.each(Object.keys(kinds))("%s: requires the package by name, and holds no secret, path or client code", (kind) => {
     const text = registered.find((r) => r.type === `pulumi-nodejs:dynamic/cloudinfra:${kind}`)!.provider;
     expect(text.length).toBeGreaterThan(0);
-    expect(text).toContain('require("@cloudinfra/pulumi/provider")');
+    expect(text).toContain('require("@cloudinfra/pulumi/dynamic/host")');
     expect(text).toContain(`"${kind}"`);
     for (const secret of everySecret) expect(text).not.toContain(secret);
     for (const p of forbiddenPaths) expect(text).not.toContain(p);
