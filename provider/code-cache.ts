@@ -33,18 +33,20 @@ export interface LoadedBundle {
   saveCodeCache(): void;
 }
 
+const sha1 = (...parts: string[]) => createHash("sha1").update(parts.join("\0")).digest("hex");
+
 /**
- * Loads `file` as a CommonJS module, compiled with the cached data kept in `dir` (one file named by a hash of the Node
- * version, the file's path and its source, so an upgraded package or Node misses and compiles again), or without a
- * cache when `dir` is undefined. Any failure to read or write the cache only costs the compile it would have saved.
- * The module gets its own `require` (for Node's built-in modules); it is not put in `require.cache`.
+ * Loads `file` as a CommonJS module, compiled with the cached data kept in `dir`, or without a cache when `dir` is
+ * undefined. The cache holds one entry per file: `<hash of its path>.<hash of the Node version and its source>`, so an
+ * upgraded package or Node misses, compiles again and replaces the entry. Any failure to read or write the cache only
+ * costs the compile it would have saved. The module gets its own `require` (for Node's built-in modules); it is not
+ * put in `require.cache`.
  */
 export function loadBundle(file: string, dir: string | undefined = codeCacheDirectory()): LoadedBundle {
   const source = fs.readFileSync(file, "utf8");
-  const cacheFile =
-    dir === undefined
-      ? undefined
-      : path.join(dir, createHash("sha1").update(`${process.version}\0${file}\0`).update(source).digest("hex"));
+  const entryOfFile = `${sha1(file)}.`;
+  const entry = `${entryOfFile}${sha1(process.version, source)}`;
+  const cacheFile = dir === undefined ? undefined : path.join(dir, entry);
   let cachedData: Buffer | undefined;
   try {
     if (cacheFile !== undefined) cachedData = fs.readFileSync(cacheFile);
@@ -74,6 +76,12 @@ export function loadBundle(file: string, dir: string | undefined = codeCacheDire
         const temporary = `${cacheFile}.${process.pid}`;
         fs.writeFileSync(temporary, script.createCachedData());
         fs.renameSync(temporary, cacheFile);
+        // The entries of this file's earlier sources (temporary files, `<entry>.<pid>`, are other processes' writes).
+        for (const other of fs.readdirSync(dir)) {
+          if (other.startsWith(entryOfFile) && other !== entry && !other.includes(".", entryOfFile.length)) {
+            fs.rmSync(path.join(dir, other), { force: true });
+          }
+        }
       } catch {
         // an unwritable cache: the next process compiles again
       }

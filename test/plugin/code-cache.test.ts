@@ -60,14 +60,21 @@ describe("loadBundle", () => {
     expect(fs.readdirSync(dir)).toHaveLength(1);
   });
 
-  it("misses when the source changes, and replaces a cache V8 rejects", () => {
+  it("misses when the source changes and replaces that file's entry (not another file's); replaces a rejected cache", () => {
     const file = bundleFile();
+    const other = bundleFile();
     const dir = tempDir("cloudinfra-cache-");
     loadInProcess(file, dir);
+    loadInProcess(other, dir);
+    const before = fs.readdirSync(dir);
+    expect(before).toHaveLength(2);
     fs.appendFileSync(file, "exports.more = 1;\n");
     expect(loadInProcess(file, dir)).toMatchObject({ fromCache: false, exports: { more: 1 } });
-    expect(fs.readdirSync(dir)).toHaveLength(2);
+    const after = fs.readdirSync(dir);
+    expect(after).toHaveLength(2);
+    expect(after.filter((entry) => before.includes(entry))).toHaveLength(1); // the other file's
     expect(loadInProcess(file, dir).fromCache).toBe(true);
+    expect(loadInProcess(other, dir).fromCache).toBe(true);
 
     for (const entry of fs.readdirSync(dir)) fs.writeFileSync(path.join(dir, entry), "not a code cache");
     expect(loadInProcess(file, dir).fromCache).toBe(false);
