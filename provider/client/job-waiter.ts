@@ -82,6 +82,8 @@ interface Entry {
   slackMs: number;
   /** Current interval between its polls (backoff while it does not change). */
   intervalMs: number;
+  /** Its first poll answer in progress with a progress above 0, and when it came: what its rate is measured from. */
+  firstProgress: { at: number; progress: number } | undefined;
 }
 
 interface Started {
@@ -115,8 +117,9 @@ function ranFor(job: Job): number | undefined {
  * `completedAt - createdAt` of the jobs of that kind seen completed; the client tells {@link started} which operation
  * started a job), and a job found due may wait a fraction of that duration so that one poll answers several (only as
  * long as another job becomes due within that fraction: a job alone in it is polled when due); a job
- * of a kind not seen yet is polled after `pollIntervalMs`, then at growing intervals while it does not change. No
- * timer is left when nothing is awaited.
+ * of a kind not seen yet is polled after `pollIntervalMs`. A job polled and still running is looked at again when the
+ * rate its progress rose at says it will be done (no further ahead than that rise was watched), else at growing
+ * intervals while it does not change. No timer is left when nothing is awaited.
  */
 export class JobWaiter {
   readonly stats: JobWaiterStats = {
@@ -218,6 +221,7 @@ export class JobWaiter {
           dueAt: 0,
           slackMs: 0,
           intervalMs: this.options.pollIntervalMs,
+          firstProgress: undefined,
         };
         this.planFirstPoll(entry, started?.at ?? Date.now());
         this.entries.set(jobId, entry);
@@ -376,6 +380,8 @@ export class JobWaiter {
     this.ticking = false;
     this.lastTickAt = Date.now();
     if (this.closed) return;
+    // When the API read the jobs' progress, about: halfway through the requests.
+    const sampledAt = (now + this.lastTickAt) / 2;
 
     let failed = false;
     results.forEach((result, i) => {
@@ -410,13 +416,15 @@ export class JobWaiter {
         entry.missing = 0;
         const changed = !entry.last || entry.last.status !== job.status || entry.last.progress !== job.progress;
         entry.last = job;
+        if (job.status === "in_progress" && job.progress > 0)
+          entry.firstProgress ??= { at: sampledAt, progress: job.progress };
         if (job.status === "completed") {
           this.learn(entry, job);
           this.settle(entry, (w) => w.resolve(job));
         } else if (job.status === "failed") {
           this.settle(entry, (w) => w.reject(new JobFailedError(job)));
         } else if (due.has(id)) {
-          this.backOff(entry, changed);
+          this.backOff(entry, changed, this.remainingByProgress(entry, job, sampledAt));
         } else if (changed) {
           entry.intervalMs = this.options.pollIntervalMs;
         }
@@ -427,13 +435,35 @@ export class JobWaiter {
     this.schedule();
   }
 
-  /** A job polled and still running: look again after its interval, back to the minimum when it changed. */
-  private backOff(entry: Entry | undefined, changed: boolean): void {
+  /**
+   * A job polled and still running: look again when its progress says it will be done (`remainingMs`, within the
+   * poll intervals), else after its interval, back to the minimum when it changed.
+   */
+  private backOff(entry: Entry | undefined, changed: boolean, remainingMs?: number): void {
     if (!entry) return;
     entry.intervalMs = changed
       ? this.options.pollIntervalMs
       : Math.min(entry.intervalMs * this.options.backoffFactor, this.options.maxPollIntervalMs);
-    entry.dueAt = Date.now() + entry.intervalMs;
+    const wait =
+      remainingMs === undefined
+        ? entry.intervalMs
+        : Math.min(Math.max(remainingMs, this.options.pollIntervalMs), this.options.maxPollIntervalMs);
+    entry.dueAt = Date.now() + wait;
     entry.slackMs = 0;
+  }
+
+  /**
+   * How long a running job has left, from the rate its progress rose at since its first answer with progress above
+   * 0 (not from its start: a job may wait in the queue first); undefined while it has not risen since. Progress comes
+   * in whole percents: the rate is taken half a percent higher, so the estimate leans early (a poll a little early
+   * only measures the rate over a longer time). It looks no further ahead than the rise was watched: a job whose
+   * progress speeds up later is still seen done soon after.
+   */
+  private remainingByProgress(entry: Entry, job: Job, at: number): number | undefined {
+    const first = entry.firstProgress;
+    if (first === undefined || job.progress <= first.progress || at <= first.at) return undefined;
+    const watchedMs = at - first.at;
+    const percentPerMs = (job.progress - first.progress + 0.5) / watchedMs;
+    return Math.min((100 - job.progress) / percentPerMs, watchedMs);
   }
 }

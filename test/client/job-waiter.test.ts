@@ -92,9 +92,10 @@ describe("JobWaiter (unit)", () => {
   it("backs off while nothing changes and returns to the minimum on a change or a new job", async () => {
     const store = fakeJobs();
     const waiter = new JobWaiter(store.query, { pollIntervalMs: 10, maxPollIntervalMs: 40, backoffFactor: 2 });
-    const first = store.add("in_progress", 10);
+    const first = store.add("pending", 0);
     let second: Promise<Job> | undefined;
-    store.onCall(5, () => store.set(first, { progress: 60 }));
+    // It starts at call 5: a change, with no rise of its progress to time it by yet.
+    store.onCall(5, () => store.set(first, { status: "in_progress", progress: 10 }));
     store.onCall(8, () => {
       second = waiter.wait(store.add("completed", 100));
     });
@@ -383,6 +384,55 @@ describe("JobWaiter: polls timed by the kind's duration", () => {
     await client.jobs.wait((await create("timed-2")).jobId);
     const polls = (await h.requestLog({ route: "queryJobs" })).slice(before);
     expect(polls).toHaveLength(1);
+  });
+});
+
+describe("JobWaiter: polls timed by a running job's progress", () => {
+  /** One job that waits `queuedMs` (pending, progress 0), then reports `progressAt(ms in progress)` until `endMs`. */
+  function progressingJob(endMs: number, queuedMs: number, progressAt: (ms: number) => number) {
+    const createdAt = Date.now();
+    const id = randomUUID();
+    const calls: number[] = [];
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const query = async (ids: string[]): Promise<Job[]> => {
+      const elapsed = Date.now() - createdAt;
+      calls.push(elapsed);
+      const done = elapsed >= endMs;
+      const running = elapsed >= queuedMs;
+      return ids.map((jobId) => ({
+        id: jobId,
+        status: done ? "completed" : running ? "in_progress" : "pending",
+        progress: done ? 100 : running ? Math.min(99, Math.max(1, Math.floor(progressAt(elapsed - queuedMs)))) : 0,
+        resourceType: "volume",
+        resourceId: done ? jobId : null,
+        error: null,
+        createdAt: iso(createdAt),
+        updatedAt: iso(Date.now()),
+        completedAt: done ? iso(createdAt + endMs) : null,
+      }));
+    };
+    return { id, calls, query };
+  }
+  // While a job's progress changes, the interval stays at its minimum: 10 ms here, ~40 polls for a 400 ms job.
+  const options = { pollIntervalMs: 10, maxPollIntervalMs: 5_000, backoffFactor: 1.5 };
+
+  it("a job of a kind not seen before is polled when its progress says it is done: a few polls, not one per interval", async () => {
+    // 40 ms queued, then 360 ms of progress rising evenly (as the emulator's jobs do).
+    const job = progressingJob(400, 40, (ms) => (ms / 360) * 100);
+    const waiter = new JobWaiter(job.query, options);
+    const done = await waiter.wait(job.id);
+    expect(done.status).toBe("completed");
+    const seenAt = job.calls.at(-1)!;
+    expect(seenAt - 400).toBeLessThan(60); // seen done soon after its end
+    expect(job.calls.length).toBeLessThanOrEqual(12);
+  });
+
+  it("a job whose progress speeds up late is still seen done soon: it looks no further ahead than it watched", async () => {
+    // 1 % to 5 % over 300 ms (a rate that predicts seconds more), then done at 400 ms.
+    const job = progressingJob(400, 0, (ms) => 1 + (ms / 300) * 4);
+    const waiter = new JobWaiter(job.query, options);
+    await waiter.wait(job.id);
+    expect(job.calls.at(-1)!).toBeLessThan(800); // the estimate alone would wait until the 5 s maximum interval
   });
 });
 
