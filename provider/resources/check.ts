@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { containsUnknown, type Props } from "./props";
+import type { InputField } from "./fields";
 
 export interface CheckFailure {
   property: string;
@@ -49,6 +50,8 @@ function checkMessage(issue: z.core.$ZodRawIssue): string {
     case "invalid_value":
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}: use one of these values`;
     case "too_small":
+      if (issue.origin === "string" && issue.minimum === 1) return "must not be empty";
+      if (issue.origin === "number" && issue.minimum === 0 && issue.inclusive === false) return "must be positive";
       return `must be at least ${String(issue.minimum)}${sizes(issue.origin)}: give a larger value`;
     case "too_big":
       return `must be at most ${String(issue.maximum)}${sizes(issue.origin)}: give a smaller value`;
@@ -94,12 +97,14 @@ export function noValue(reason: string): string {
  * Validates a resource's inputs against its schema: every problem is reported (property + what is expected + how to
  * fix it, never zod's default text, never the property twice), unknown properties are refused, and values not known
  * yet (preview) are let through unchecked. `extra` adds the checks that span several properties; it sees only the
- * known values.
+ * known values. `expects` (a kind's input fields) says what an input must be where its schema, taken from the
+ * contract, has no message of its own.
  */
 export function checkInputs<S extends z.ZodObject>(
   schema: S,
   news: Props,
   extra?: (known: Partial<z.output<S>>, failures: CheckFailure[]) => void,
+  expects: Readonly<Record<string, InputField>> = {},
 ): CheckResult<z.output<S>> {
   const { __provider: _provider, ...given } = news;
   const pending = Object.keys(given).filter((k) => containsUnknown(given[k]));
@@ -121,7 +126,10 @@ export function checkInputs<S extends z.ZodObject>(
         const property = issue.path.join(".") || "(inputs)";
         const missing =
           issue.code === "invalid_type" && issue.path.length > 0 && valueAt(known, issue.path) === undefined;
-        failures.push({ property, reason: missing ? noValue(reasonFor(property, issue.message)) : issue.message });
+        // What the input must be, as its declaration says it (the contract's schema has no message of its own).
+        const expected = issue.path.length === 1 && issue.code !== "custom" ? expects[property]?.expects : undefined;
+        const message = expected ?? issue.message;
+        failures.push({ property, reason: missing ? noValue(reasonFor(property, message)) : message });
       }
     }
   }

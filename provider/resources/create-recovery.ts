@@ -30,7 +30,7 @@ export async function retryOnConflict<T>(ctx: HandlerContext, attempt: () => Pro
   }
 }
 
-export interface UniqueCreate<E extends { id: string | number; createdAt: string }> {
+export interface UniqueCreate<E extends { id: string | number; createdAt: string }, S extends Props = Props> {
   /** What is created, for messages: `network named "app"`. */
   what: string;
   /** The program's `adopt` input. */
@@ -42,9 +42,9 @@ export interface UniqueCreate<E extends { id: string | number; createdAt: string
   /** The existing resource of the same unique name, if any. */
   findByName(): Promise<E | undefined>;
   /** Takes an existing resource over; `ambiguous` when it is the one our own failed-looking request created. */
-  takeOver(existing: E, ambiguous: boolean): Promise<{ id: string; outs: Props }>;
+  takeOver(existing: E, ambiguous: boolean): Promise<{ id: string; outs: S }>;
   /** Outputs of the created resource once its job completed (it may finish setting it up, e.g. members). */
-  outputs(id: string): Promise<Props>;
+  outputs(id: string): Promise<S>;
   /** Best-known outputs of a resource that exists but did not become ready. */
   partialOutputs(id: string): Promise<Props>;
   /**
@@ -64,10 +64,10 @@ export interface UniqueCreate<E extends { id: string | number; createdAt: string
  * (see {@link resendAfterFailedCreate}). A resource that exists but did not become ready (failed job, failed set-up) is
  * recorded with its id (ResourceInitError), never orphaned.
  */
-export async function createUnique<E extends { id: string | number; createdAt: string }>(
+export async function createUnique<E extends { id: string | number; createdAt: string }, S extends Props>(
   ctx: HandlerContext,
-  spec: UniqueCreate<E>,
-): Promise<{ id: string; outs: Props }> {
+  spec: UniqueCreate<E, S>,
+): Promise<{ id: string; outs: S }> {
   const once = () => createUniqueOnce(ctx, spec);
   return spec.removeFailed === undefined ? once() : resendAfterFailedCreate(ctx, spec.what, once, spec.removeFailed);
 }
@@ -79,12 +79,12 @@ export async function createUnique<E extends { id: string | number; createdAt: s
  * jobs do. When the record cannot be deleted, or the second create fails too, the failure is recorded as without the
  * resend: the resource with its id, which the next `up` replaces.
  */
-export async function resendAfterFailedCreate(
+export async function resendAfterFailedCreate<S extends Props>(
   ctx: HandlerContext,
   what: string,
-  create: () => Promise<{ id: string; outs: Props }>,
+  create: () => Promise<{ id: string; outs: S }>,
   removeFailed: (id: string) => Promise<void>,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: S }> {
   try {
     return await create();
   } catch (error) {
@@ -104,10 +104,10 @@ export async function resendAfterFailedCreate(
   }
 }
 
-async function createUniqueOnce<E extends { id: string | number; createdAt: string }>(
+async function createUniqueOnce<E extends { id: string | number; createdAt: string }, S extends Props>(
   ctx: HandlerContext,
-  spec: UniqueCreate<E>,
-): Promise<{ id: string; outs: Props }> {
+  spec: UniqueCreate<E, S>,
+): Promise<{ id: string; outs: S }> {
   let created: { id: string; jobId?: string } | undefined;
   for (let attempt = 1; created === undefined; attempt++) {
     const sentAt = Date.now();

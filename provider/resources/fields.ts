@@ -29,6 +29,11 @@ export interface InputField {
    * dynamic SDK's argument (tools/sdk-docs.ts writes it there). Nested members are described on the zod schema.
    */
   readonly description: string;
+  /**
+   * What a value must be, for check's message when the value is refused (e.g. "must be the UUID of a data center"):
+   * for an input whose schema is the contract's, which has no message of its own. Default: the type's message.
+   */
+  readonly expects?: string;
   /** The output of the same name, when it is described otherwise than the input: what the outputs hold. */
   readonly output?: string;
   /**
@@ -69,16 +74,15 @@ export function diffSpecOf(
 }
 
 /**
- * The inputs' values as the outputs record them: `given` (the program's inputs, or the previous outputs on a read)
- * overlaid with `reported` (what the API answered for each input). An input the API did not report (`never`, or
+ * A resource's outputs: `given` (the program's inputs, or the previous outputs on a read) overlaid with `reported`
+ * (what the API answered: its inputs and the outputs beyond them). An input the API did not report (`never`, or
  * `undocumented` and absent from the answer) keeps its given value.
  */
 export function inputsAsReported(fields: Readonly<Record<string, InputField>>, given: Props, reported: Props): Props {
   const out: Props = { ...given };
-  for (const [name, field] of Object.entries(fields)) {
-    if (!(name in reported) || field.reported === "never") continue;
-    const value = reported[name];
-    if (field.reported === "undocumented" && value === undefined) continue;
+  for (const [name, value] of Object.entries(reported)) {
+    const field = fields[name];
+    if (field?.reported === "never" || (field?.reported === "undocumented" && value === undefined)) continue;
     out[name] = value;
   }
   return out;

@@ -2,8 +2,10 @@ import type { z } from "zod";
 import { verifyCredentials, type HandlerContext } from "./context";
 import type { CheckFailure, CheckResult } from "./check";
 import type { DiffResult } from "./diff";
-import type { InputField } from "./fields";
-import type { Props } from "./props";
+import { checkInputs } from "./check";
+import { diffSpecOf, inputsAsReported, type InputField, type InputFields } from "./fields";
+import { diffInputs, type DiffSpec } from "./diff";
+import { plainInputs, type Props } from "./props";
 import type { Configuration, Settings } from "./settings";
 
 /** The name of an output of a kind whose inputs are `I` and outputs beyond them `O` (zod objects). */
@@ -62,6 +64,120 @@ export interface ResourceKind {
   update(ctx: HandlerContext, id: string, olds: Props, news: Props): Promise<Props>;
   /** Deletes and waits; already gone is success. */
   delete(ctx: HandlerContext, id: string, props: Props): Promise<void>;
+}
+
+/** The names of the inputs whose declaration (`fields`) says the API reports them as `how`. */
+type ReportedAs<F, How extends InputField["reported"]> = {
+  [K in keyof F]: F[K] extends { readonly reported: How } ? K : never;
+}[keyof F];
+
+/**
+ * A reported input's value: the input's type, or null or undefined where the API reports none. An input reported in
+ * a shape of its own (`reportedShape`) is typed by its handlers.
+ */
+type ReportedValue<T, Field> = Field extends { readonly reportedShape: z.ZodObject }
+  ? unknown
+  : Exclude<T, undefined> | null | undefined;
+
+/**
+ * What the API reports of a resource of a kind whose inputs are `I`, classified by `F`, with outputs beyond them `O`:
+ * every input a documented answer carries (each one required: one left out is a compile error), those only an
+ * undocumented field carries (when sent), and every output beyond the inputs.
+ */
+export type ApiReport<I, F, O> = {
+  -readonly [K in ReportedAs<F, "documented"> & keyof I]-?: ReportedValue<I[K], F[K]>;
+} & { -readonly [K in ReportedAs<F, "undocumented"> & keyof I]?: ReportedValue<I[K], F[K]> } & O;
+
+/** A resource's outputs: the inputs as given, overlaid with what the API reports ({@link ApiReport}). */
+export type State<I, F, O> = ApiReport<I, F, O> & Props;
+
+/**
+ * The outputs of a resource: `given` (the program's inputs, or the previous outputs on a read) overlaid with what the
+ * API `reported`, as the declaration's `fields` say each input is reported.
+ */
+export function stateOf<R extends object>(
+  fields: Readonly<Record<string, InputField>>,
+  given: Props,
+  reported: R,
+): R & Props {
+  return inputsAsReported(fields, plainInputs(given), reported as Props) as R & Props;
+}
+
+/**
+ * The body of a request, taken from `values` (a kind's inputs, which are built from the contract's request bodies, plus
+ * what the handler computes): every member of the contract's `schema`, nothing else, undefined ones left out. A
+ * member of the body that `values` lacks or types otherwise is a compile error, and none can be forgotten at run time.
+ */
+export function bodyFrom<S extends z.ZodObject>(schema: S, values: z.output<S>): z.output<S> {
+  const given = values as Props;
+  return Object.fromEntries(
+    Object.keys(schema.shape)
+      .filter((key) => given[key] !== undefined)
+      .map((key) => [key, given[key]]),
+  ) as z.output<S>;
+}
+
+/**
+ * A kind as its file declares it, typed on its inputs (`IS`, classified by `fields`) and outputs beyond them (`OS`):
+ * `create`, `read` and `update` take the checked inputs and give the {@link State}, so what the declaration says the
+ * API reports cannot be left out of the outputs. {@link defineKind} makes it a {@link ResourceKind}.
+ */
+export interface KindDeclaration<IS extends z.ZodObject, F extends InputFields<z.output<IS>>, OS extends z.ZodObject> {
+  readonly name: string;
+  readonly description: string;
+  readonly inputs: { readonly schema: IS; readonly fields: F };
+  readonly outputs: OS;
+  readonly secretInputs?: readonly (keyof z.output<IS> & string)[];
+  readonly secretOutputs?: readonly OutputName<IS, OS>[];
+  settingsFor?(configuration: Configuration, current: Settings): Settings;
+  /** Default: the schema's checks alone. */
+  check?(olds: Props, news: Props, ctx?: HandlerContext): CheckResult<Props> | Promise<CheckResult<Props>>;
+  /** Default: the diff the fields' classification gives ({@link diffSpecOf}), with `diffRules`. */
+  diff?(id: string, olds: Props, news: Props): DiffResult;
+  readonly diffRules?: Pick<DiffSpec, "deleteBeforeReplace" | "failed">;
+  create(
+    ctx: HandlerContext,
+    inputs: z.output<IS>,
+  ): Promise<{ id: string; outs: State<z.output<IS>, F, z.output<OS>> }>;
+  read(
+    ctx: HandlerContext,
+    id: string,
+    props: Props,
+  ): Promise<{ id: string; props: State<z.output<IS>, F, z.output<OS>> } | null>;
+  update(
+    ctx: HandlerContext,
+    id: string,
+    olds: Props,
+    news: z.output<IS>,
+  ): Promise<State<z.output<IS>, F, z.output<OS>>>;
+  delete(ctx: HandlerContext, id: string, props: Props): Promise<void>;
+}
+
+/**
+ * A kind from its typed declaration. The hosts hand `create` and `update` the inputs `check` returned: this is the one
+ * place they are taken as the schema's output.
+ */
+export function defineKind<IS extends z.ZodObject, F extends InputFields<z.output<IS>>, OS extends z.ZodObject>(
+  declaration: KindDeclaration<IS, F, OS>,
+): ResourceKind {
+  const { schema, fields } = declaration.inputs;
+  const diffSpec = diffSpecOf(schema, fields as Readonly<Record<string, InputField>>, declaration.diffRules);
+  type Inputs = z.output<IS>;
+  return {
+    name: declaration.name,
+    description: declaration.description,
+    inputs: { schema, fields: fields as Readonly<Record<string, InputField>> },
+    outputs: declaration.outputs,
+    ...(declaration.secretInputs ? { secretInputs: declaration.secretInputs } : {}),
+    ...(declaration.secretOutputs ? { secretOutputs: declaration.secretOutputs } : {}),
+    ...(declaration.settingsFor ? { settingsFor: declaration.settingsFor.bind(declaration) } : {}),
+    check: (olds, news, ctx) => (declaration.check ? declaration.check(olds, news, ctx) : checkInputs(schema, news)),
+    diff: (id, olds, news) => (declaration.diff ? declaration.diff(id, olds, news) : diffInputs(olds, news, diffSpec)),
+    create: (ctx, inputs) => declaration.create(ctx, inputs as Inputs),
+    read: (ctx, id, props) => declaration.read(ctx, id, props),
+    update: (ctx, id, olds, news) => declaration.update(ctx, id, olds, news as Inputs),
+    delete: (ctx, id, props) => declaration.delete(ctx, id, props),
+  };
 }
 
 export async function checkResource(

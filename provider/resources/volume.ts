@@ -1,35 +1,31 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
-import type { Volume as ApiVolume } from "../api";
+import { CreateVolumeBody, type Volume as ApiVolume } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import { type CheckFailure, checkInputs, type CheckResult, reasonFor, uuidInput } from "./check";
+import { type CheckFailure, checkInputs, type CheckResult, reasonFor } from "./check";
 import { type HandlerContext, warnAbout } from "./context";
 import { createUnique } from "./create-recovery";
 import { diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
-import type { ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
-const positiveInt = (what: string) =>
-  z
-    .number({ error: `must be ${what}` })
-    .int(`must be ${what}`)
-    .positive(`must be ${what}`);
-
-export const VolumeInputs = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
-  datacenterId: uuidInput("a data center"),
-  volumeTypeId: positiveInt("the integer id of a volume type (see getVolumeSizes)"),
-  sizeGb: positiveInt("a whole number of GB offered by the volume type (see getVolumeSizes)"),
-  volumeSizeId: positiveInt("the integer id of the volume size of sizeGb (see getVolumeSizes), or left out").optional(),
-  // A ResourceGroup's `id` (the team id as text) or `teamId`.
-  teamId: teamIdInput.optional(),
-  adopt: z.boolean().optional(),
-});
+/**
+ * The create request's body (`POST /resource/volumes`), with what a program has beyond it: `volumeSizeId` is the
+ * provider's to choose (from `sizeGb`), `teamId` also takes a ResourceGroup's `id`, and `adopt`.
+ */
+export const VolumeInputs = CreateVolumeBody.pick({ name: true, datacenterId: true, volumeTypeId: true, sizeGb: true })
+  .extend({
+    volumeSizeId: CreateVolumeBody.shape.volumeSizeId.optional(),
+    teamId: teamIdInput.optional(),
+    adopt: z.boolean().optional(),
+  })
+  .strict();
 export type VolumeInputs = z.output<typeof VolumeInputs>;
+type VolumeState = State<VolumeInputs, typeof inputFields, z.output<typeof VolumeOutputs>>;
 
 /** How each input changes; the API reports every one of them back. */
 const inputFields = {
@@ -43,6 +39,7 @@ const inputFields = {
     change: "replace",
     reported: "documented",
     description: "Data center (UUID). Changing it replaces the volume.",
+    expects: "must be the UUID of a data center",
     output: "Data center (UUID).",
   },
   // The API has no volume update route: everything but the size is fixed at creation, teamId included.
@@ -50,12 +47,14 @@ const inputFields = {
     change: "replace",
     reported: "documented",
     description: "Volume type id (e.g. SSD or NVMe; see `getVolumeSizes`). Changing it replaces the volume.",
+    expects: "must be the integer id of a volume type (see getVolumeSizes)",
     output: "Volume type id.",
   },
   // volumeSizeId, when given, agrees with sizeGb (checked): the two change together.
   sizeGb: {
     change: "inPlace",
     reported: "documented",
+    expects: "must be a whole number of GB offered by the volume type (see getVolumeSizes)",
     description:
       "Size in GB: one of the sizes the volume type offers in the data center (see `getVolumeSizes`; a size that is not offered fails at create/update time, naming the sizes that are). Growing it is done in place by a resize job; shrinking it is refused by `check` (volumes cannot shrink).",
     output: "Size in GB, as the API reports it.",
@@ -63,6 +62,7 @@ const inputFields = {
   volumeSizeId: {
     change: "inPlace",
     reported: "documented",
+    expects: "must be the integer id of the volume size of sizeGb (see getVolumeSizes), or left out",
     description:
       "The API's id of the volume size (see `getVolumeSizes`). Optional: `sizeGb` decides it. When given it must be the id of the `sizeGb` size of this type in this data center (a clear error names the right id otherwise); it changes together with `sizeGb`.",
     output: "Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes).",
@@ -110,9 +110,8 @@ function shrinkCheck(olds: Props, known: Partial<VolumeInputs>, failures: CheckF
  * Outputs: the inputs as given, overlaid with what the API reports about the volume itself. The attachment state
  * (status In-use, the VM) belongs to VolumeAttachment: kept out of here, attaching does not read as drift.
  */
-export function outputsOf(inputs: Props, volume: ApiVolume): Props {
-  return {
-    ...plainInputs(inputs),
+export function outputsOf(given: Props, volume: ApiVolume): VolumeState {
+  return stateOf(inputFields, given, {
     name: volume.name,
     datacenterId: volume.datacenter.id,
     datacenterName: volume.datacenter.name,
@@ -123,7 +122,7 @@ export function outputsOf(inputs: Props, volume: ApiVolume): Props {
     teamId: volume.teamId,
     failed: volume.status === "Error",
     createdAt: volume.createdAt,
-  };
+  });
 }
 
 const getVolume = (ctx: HandlerContext, id: string) => ctx.api.getVolume({ params: { id } });
@@ -229,7 +228,7 @@ async function adopt(
   inputs: VolumeInputs,
   found: ApiVolume,
   ours: boolean,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: VolumeState }> {
   const what = `Adopting volume "${inputs.name}" (${found.id})`;
   if (found.status === "Deleting")
     throw new CodedError("STATE_CONFLICT", `${what}: it is being deleted; choose another name`);
@@ -266,16 +265,9 @@ const sizeIdMismatch = (given: number, expected: number, sizeGb: number) =>
   `volumeSizeId: ${given} does not agree with sizeGb ${sizeGb}: the ${sizeGb} GB size of this volume type is ` +
   `${expected}. Leave volumeSizeId out (sizeGb decides it), or set it to ${expected}`;
 
-export async function create(ctx: HandlerContext, inputs: VolumeInputs): Promise<{ id: string; outs: Props }> {
+export async function create(ctx: HandlerContext, inputs: VolumeInputs): Promise<{ id: string; outs: VolumeState }> {
   const api = ctx.api;
-  const body = async () => ({
-    name: inputs.name,
-    datacenterId: inputs.datacenterId,
-    volumeTypeId: inputs.volumeTypeId,
-    volumeSizeId: await agreedSizeId(ctx, inputs),
-    sizeGb: inputs.sizeGb,
-    ...(inputs.teamId !== undefined ? { teamId: inputs.teamId } : {}),
-  });
+  const body = async () => bodyFrom(CreateVolumeBody, { ...inputs, volumeSizeId: await agreedSizeId(ctx, inputs) });
   const first = await body();
   return createUnique(ctx, {
     what: `volume named "${inputs.name}"`,
@@ -330,13 +322,13 @@ export async function read(
   ctx: HandlerContext,
   id: string,
   props: Props,
-): Promise<{ id: string; props: Props } | null> {
+): Promise<{ id: string; props: VolumeState } | null> {
   const found = await volumes(ctx).read(id);
   return found ? { id, props: outputsOf(props, found) } : null;
 }
 
 /** Only the size changes in place: grown by a resize job with the matching size id; shrinking is refused. */
-export async function update(ctx: HandlerContext, id: string, _olds: Props, news: VolumeInputs): Promise<Props> {
+export async function update(ctx: HandlerContext, id: string, _olds: Props, news: VolumeInputs): Promise<VolumeState> {
   let volume = await getVolume(ctx, id);
   if (news.sizeGb !== volume.sizeGb) {
     if (news.sizeGb < volume.sizeGb) {
@@ -483,7 +475,7 @@ async function sizeIdCheck(
 }
 
 async function check(ctx: HandlerContext | undefined, olds: Props, news: Props): Promise<CheckResult<Props>> {
-  const result = checkInputs(VolumeInputs, news, (known, failures) => shrinkCheck(olds, known, failures));
+  const result = checkInputs(VolumeInputs, news, (known, failures) => shrinkCheck(olds, known, failures), inputFields);
   await sizeIdCheck(ctx, result.inputs, result.failures);
   return result;
 }
@@ -500,16 +492,16 @@ export const VolumeOutputs = z.object({
   createdAt: z.string().describe("Creation time (ISO 8601)."),
 });
 
-export const volume: ResourceKind = {
+export const volume = defineKind({
   name: "Volume",
   description:
     "A block storage volume. Attach it to a virtual machine with a `VolumeAttachment`. Deleting it waits until it is Available (its attachments, which depend on it, are deleted first), bounded by `cloudinfra:jobTimeoutMs`.",
   inputs: { schema: VolumeInputs, fields: inputFields },
   outputs: VolumeOutputs,
-  check: (olds: Props, news: Props, ctx?: HandlerContext) => check(ctx, olds, news),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as VolumeInputs),
-  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
-  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) => update(ctx, id, olds, news as VolumeInputs),
-  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
-};
+  check: (olds, news, ctx) => check(ctx, olds, news),
+  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  create,
+  read,
+  update,
+  delete: (ctx, id) => remove(ctx, id),
+});
