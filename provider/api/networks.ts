@@ -15,6 +15,13 @@ const networkSettableShape = {
   dnsServers: z.array(ipv4).max(8).optional(),
 };
 export const NetworkType = z.enum(["standard", "custom"]);
+/** The spec's rule of a network's create: source NAT is for standard networks only. */
+export const snatRule = {
+  property: "snatEnabled",
+  holds: (body: { networkType?: string; snatEnabled?: boolean }) =>
+    !(body.networkType === "custom" && body.snatEnabled === true),
+  reason: 'is only allowed on standard networks: remove it or use networkType "standard"',
+} as const;
 export const CreateNetworkBody = z
   .strictObject({
     name: Name,
@@ -23,10 +30,7 @@ export const CreateNetworkBody = z
     snatEnabled: z.boolean().optional(),
     ...networkSettableShape,
   })
-  .refine((b) => !(b.networkType === "custom" && b.snatEnabled === true), {
-    message: "snatEnabled is only allowed on standard networks",
-    path: ["snatEnabled"],
-  });
+  .refine(snatRule.holds, { message: `snatEnabled ${snatRule.reason}`, path: [snatRule.property] });
 export type CreateNetworkBody = z.infer<typeof CreateNetworkBody>;
 export const UpdateNetworkBody = z.strictObject({ name: Name.optional(), ...networkSettableShape });
 export type UpdateNetworkBody = z.infer<typeof UpdateNetworkBody>;

@@ -126,8 +126,13 @@ export function checkInputs<S extends z.ZodObject>(
         const property = issue.path.join(".") || "(inputs)";
         const missing =
           issue.code === "invalid_type" && issue.path.length > 0 && valueAt(known, issue.path) === undefined;
-        // What the input must be, as its declaration says it (the contract's schema has no message of its own).
-        const expected = issue.path.length === 1 && issue.code !== "custom" ? expects[property]?.expects : undefined;
+        // What the input (or an item of it) must be, as its declaration says it: the contract's schema has no message
+        // of its own. The size of a text or a list keeps the type's message, which names the limit.
+        const sized = (issue.code === "too_small" || issue.code === "too_big") && issue.origin !== "number";
+        const expected =
+          issue.path.length <= 2 && issue.code !== "custom" && !sized
+            ? expects[String(issue.path[0])]?.expects
+            : undefined;
         const message = expected ?? issue.message;
         failures.push({ property, reason: missing ? noValue(reasonFor(property, message)) : message });
       }

@@ -71,13 +71,16 @@ type ReportedAs<F, How extends InputField["reported"]> = {
   [K in keyof F]: F[K] extends { readonly reported: How } ? K : never;
 }[keyof F];
 
+/** A value as an answer may carry it: the API reports an enumerated input as any text or number. */
+type Widened<T> = T extends string ? string : T extends number ? number : T;
+
 /**
  * A reported input's value: the input's type, or null or undefined where the API reports none. An input reported in
  * a shape of its own (`reportedShape`) is typed by its handlers.
  */
 type ReportedValue<T, Field> = Field extends { readonly reportedShape: z.ZodObject }
   ? unknown
-  : Exclude<T, undefined> | null | undefined;
+  : Widened<Exclude<T, undefined>> | null | undefined;
 
 /**
  * What the API reports of a resource of a kind whose inputs are `I`, classified by `F`, with outputs beyond them `O`:

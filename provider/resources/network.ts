@@ -1,36 +1,23 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
-import { parseCidr, parseIp, type Network as ApiNetwork } from "../api";
+import { CreateNetworkBody, type Network as ApiNetwork, parseCidr, parseIp, snatRule, UpdateNetworkBody } from "../api";
 import { BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import { type CheckFailure, checkInputs, uuidInput } from "./check";
+import { type CheckFailure, checkInputs } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique } from "./create-recovery";
 import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError } from "./errors";
 import { batchedRead, pollUntil, sleep } from "./jobs";
-import type { ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 
-const ipv4 = z.ipv4({ error: "must be an IPv4 address such as 10.0.0.10" });
-
-export const NetworkInputs = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
-  datacenterId: uuidInput("a data center"),
-  networkType: z.enum(["standard", "custom"], { error: 'must be "standard" or "custom"' }),
-  description: z.string().max(500, "must be at most 500 characters").optional(),
-  cidrBlock: z.cidrv4({ error: "must be an IPv4 CIDR block such as 10.0.0.0/24" }).optional(),
-  snatEnabled: z.boolean().optional(),
-  dhcpServerEnabled: z.boolean().optional(),
-  dhcpStartAddress: ipv4.optional(),
-  dhcpEndAddress: ipv4.optional(),
-  defaultRouteEnabled: z.boolean().optional(),
-  defaultRoute: ipv4.optional(),
-  serveDNSServersEnabled: z.boolean().optional(),
-  dnsServers: z.array(ipv4).max(8, "at most 8 DNS servers").optional(),
-  adopt: z.boolean().optional(),
-});
+/** The create request's body (`POST /resource/networks`) and `adopt`. */
+export const NetworkInputs = z.strictObject({ ...CreateNetworkBody.shape, adopt: z.boolean().optional() });
 export type NetworkInputs = z.output<typeof NetworkInputs>;
+type NetworkState = State<NetworkInputs, typeof inputFields, z.output<typeof NetworkOutputs>>;
+
+const ipv4Expected = "must be an IPv4 address such as 10.0.0.10";
 
 /** How each input changes; the API reports every one of them back. */
 const inputFields = {
@@ -44,12 +31,14 @@ const inputFields = {
     change: "replace",
     reported: "documented",
     description: "Data center (UUID). Changing it replaces the network.",
+    expects: "must be the UUID of a data center",
     output: "Data center (UUID).",
   },
   networkType: {
     change: "replace",
     reported: "documented",
     description: "`standard` or `custom`. Changing it replaces the network.",
+    expects: 'must be "standard" or "custom"',
     output: "`standard` or `custom`.",
   },
   description: {
@@ -62,6 +51,7 @@ const inputFields = {
     change: "inPlace",
     reported: "documented",
     description: "IPv4 CIDR block. Default 10.0.0.0/24. Changed in place (refused by the API while VMs are connected).",
+    expects: "must be an IPv4 CIDR block such as 10.0.0.0/24",
     output: "IPv4 CIDR block, e.g. 10.0.0.0/24.",
   },
   snatEnabled: {
@@ -81,12 +71,14 @@ const inputFields = {
     change: "inPlace",
     reported: "documented",
     description: "First address of the DHCP range (inside the CIDR block). Changed in place.",
+    expects: ipv4Expected,
     output: "First address of the DHCP range, if set.",
   },
   dhcpEndAddress: {
     change: "inPlace",
     reported: "documented",
     description: "Last address of the DHCP range (inside the CIDR block). Changed in place.",
+    expects: ipv4Expected,
     output: "Last address of the DHCP range, if set.",
   },
   defaultRouteEnabled: {
@@ -99,6 +91,7 @@ const inputFields = {
     change: "inPlace",
     reported: "documented",
     description: "Gateway of the default route (inside the CIDR block). Changed in place.",
+    expects: ipv4Expected,
     output: "Gateway of the announced default route, if set.",
   },
   serveDNSServersEnabled: {
@@ -111,6 +104,7 @@ const inputFields = {
     change: "inPlace",
     reported: "documented",
     description: "DNS server addresses, at most 8. Changed in place.",
+    expects: "must be a list of IPv4 addresses such as 10.0.0.10",
     output: "DNS server addresses announced by DHCP (at most 8).",
   },
   adopt: {
@@ -128,12 +122,7 @@ const diffSpec = diffSpecOf(NetworkInputs, inputFields, {
 });
 
 function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): void {
-  if (known.networkType === "custom" && known.snatEnabled === true) {
-    failures.push({
-      property: "snatEnabled",
-      reason: 'is only allowed on standard networks: remove it or use networkType "standard"',
-    });
-  }
+  if (!snatRule.holds(known)) failures.push({ property: snatRule.property, reason: snatRule.reason });
   const parsed = known.cidrBlock ? parseCidr(known.cidrBlock) : null;
   if (parsed && !parsed.ok) failures.push({ property: "cidrBlock", reason: parsed.reason });
   if (!parsed?.ok) return;
@@ -161,9 +150,8 @@ function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): v
  * Outputs: the inputs as given, overlaid with what the API reports about the network itself. The connected-VM count
  * moves with other resources and is left out, so refresh stays quiet when VMs join.
  */
-export function outputsOf(inputs: Props, network: ApiNetwork): Props {
-  return {
-    ...plainInputs(inputs),
+export function outputsOf(given: Props, network: ApiNetwork): NetworkState {
+  return stateOf(inputFields, given, {
     name: network.name,
     description: network.description ?? undefined,
     datacenterId: network.datacenter.id,
@@ -183,15 +171,8 @@ export function outputsOf(inputs: Props, network: ApiNetwork): Props {
     allocationPools: network.allocationPools,
     createdAt: network.createdAt,
     updatedAt: network.updatedAt,
-  };
+  });
 }
-
-/** Every input but `adopt` goes into the create request. */
-const createKeys = Object.keys(inputFields).filter(
-  (k) => inputFields[k as keyof typeof inputFields].change !== "ignored",
-);
-const pick = (source: Props, keys: readonly string[]) =>
-  Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
 
 /** Networks are read in batches through the list endpoint: its items carry every field of a network. */
 const networks = (ctx: HandlerContext) =>
@@ -233,7 +214,7 @@ async function adopt(
   inputs: NetworkInputs,
   found: ApiNetwork,
   ours: boolean,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: NetworkState }> {
   const existing = found.status === "Creating" ? await settledNetwork(ctx, found) : found;
   if (existing.status === "Error") {
     const message = `Network "${inputs.name}" (${existing.id}) is in status Error: its creation failed`;
@@ -269,13 +250,13 @@ function settledNetwork(ctx: HandlerContext, found: ApiNetwork): Promise<ApiNetw
   );
 }
 
-export function create(ctx: HandlerContext, inputs: NetworkInputs): Promise<{ id: string; outs: Props }> {
+export function create(ctx: HandlerContext, inputs: NetworkInputs): Promise<{ id: string; outs: NetworkState }> {
   const api = ctx.api;
   const get = (id: string) => api.getNetwork({ params: { id } });
   return createUnique(ctx, {
     what: `network named "${inputs.name}"`,
     adopt: inputs.adopt,
-    send: () => api.createNetwork({ body: pick(inputs, createKeys) as never }),
+    send: () => api.createNetwork({ body: bodyFrom(CreateNetworkBody, inputs) }),
     findByName: () => findByName(ctx, inputs.name),
     takeOver: (existing, ours) => adopt(ctx, inputs, existing, ours),
     outputs: async (id) => outputsOf(inputs, await readNetwork(ctx, id)),
@@ -291,20 +272,24 @@ export async function read(
   ctx: HandlerContext,
   id: string,
   props: Props,
-): Promise<{ id: string; props: Props } | null> {
+): Promise<{ id: string; props: NetworkState } | null> {
   const found = await networks(ctx).read(id);
   return found ? { id, props: outputsOf(props, found) } : null;
 }
 
-export async function update(ctx: HandlerContext, id: string, olds: Props, news: NetworkInputs): Promise<Props> {
+/** The update request's body: the inputs changed in place (every one of them is a member of the update body). */
+function updateBody(olds: Props, news: NetworkInputs): z.output<typeof UpdateNetworkBody> {
+  const changed = new Set(changedInputs(olds, news, diffSpec));
+  const all = bodyFrom(UpdateNetworkBody, news);
+  return Object.fromEntries(Object.entries(all).filter(([key]) => changed.has(key)));
+}
+
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: NetworkInputs): Promise<NetworkState> {
   const api = ctx.api;
-  const body = pick(
-    news,
-    changedInputs(olds, news, diffSpec).filter((k) => diffSpec.inPlace.includes(k)),
-  );
+  const body = updateBody(olds, news);
   if (Object.keys(body).length > 0) {
     try {
-      await api.updateNetwork({ params: { id }, body: body as never });
+      await api.updateNetwork({ params: { id }, body });
     } catch (error) {
       if (isConflict(error) && body.name !== undefined) {
         throw new CodedError(
@@ -376,16 +361,16 @@ export const NetworkOutputs = z.object({
   updatedAt: z.string().describe("Last change (ISO 8601)."),
 });
 
-export const network: ResourceKind = {
+export const network = defineKind({
   name: "Network",
   description:
     "A private network. Deleting it waits while VMs being deleted still hold it, then names the VMs that remain.",
   inputs: { schema: NetworkInputs, fields: inputFields },
   outputs: NetworkOutputs,
-  check: (_olds: Props, news: Props) => checkInputs(NetworkInputs, news, crossChecks),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as NetworkInputs),
-  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
-  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) => update(ctx, id, olds, news as NetworkInputs),
-  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
-};
+  check: (_olds, news) => checkInputs(NetworkInputs, news, crossChecks, inputFields),
+  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  create,
+  read,
+  update,
+  delete: (ctx, id) => remove(ctx, id),
+});
