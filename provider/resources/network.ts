@@ -15,7 +15,7 @@ import { diffSpecOf, type InputFields } from "./fields";
 /** The create request's body (`POST /resource/networks`) and `adopt`. */
 export const NetworkInputs = z.strictObject({ ...CreateNetworkBody.shape, adopt: z.boolean().optional() });
 export type NetworkInputs = z.output<typeof NetworkInputs>;
-type NetworkState = State<NetworkInputs, typeof inputFields, z.output<typeof NetworkOutputs>>;
+export type NetworkState = State<NetworkInputs, typeof inputFields, z.output<typeof NetworkOutputs>>;
 
 const ipv4Expected = "must be an IPv4 address such as 10.0.0.10";
 

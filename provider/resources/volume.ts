@@ -17,15 +17,13 @@ import { teamIdInput } from "./resource-group";
  * The create request's body (`POST /resource/volumes`), with what a program has beyond it: `volumeSizeId` is the
  * provider's to choose (from `sizeGb`), `teamId` also takes a ResourceGroup's `id`, and `adopt`.
  */
-export const VolumeInputs = CreateVolumeBody.pick({ name: true, datacenterId: true, volumeTypeId: true, sizeGb: true })
-  .extend({
-    volumeSizeId: CreateVolumeBody.shape.volumeSizeId.optional(),
-    teamId: teamIdInput.optional(),
-    adopt: z.boolean().optional(),
-  })
-  .strict();
+export const VolumeInputs = CreateVolumeBody.extend({
+  volumeSizeId: CreateVolumeBody.shape.volumeSizeId.optional(),
+  teamId: teamIdInput.optional(),
+  adopt: z.boolean().optional(),
+});
 export type VolumeInputs = z.output<typeof VolumeInputs>;
-type VolumeState = State<VolumeInputs, typeof inputFields, z.output<typeof VolumeOutputs>>;
+export type VolumeState = State<VolumeInputs, typeof inputFields, z.output<typeof VolumeOutputs>>;
 
 /** How each input changes; the API reports every one of them back. */
 const inputFields = {
