@@ -1,3 +1,5 @@
+// Written by `npm run sdk-gen` from provider/resources/api-key.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
@@ -41,7 +43,7 @@ export class ApiKey extends pulumi.dynamic.Resource {
   /** Display name. */
   declare readonly name: pulumi.Output<string>;
   /** Role limiting the key, if any. */
-  declare readonly roleId: pulumi.Output<string | undefined>;
+  declare readonly roleId: pulumi.Output<"tenant-admin" | "tenant-user" | "vm-operator" | undefined>;
   /** Days of validity asked for at creation, as given in the program. */
   declare readonly expiresInDays: pulumi.Output<number | undefined>;
   /** Object stored with the key. */

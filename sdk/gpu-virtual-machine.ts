@@ -1,3 +1,5 @@
+// Written by `npm run sdk-gen` from provider/resources/gpu-virtual-machine.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
@@ -94,21 +96,21 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
   /** GPU series id. */
   declare readonly seriesId: pulumi.Output<number>;
   /** Number of GPUs. */
-  declare readonly gpuCount: pulumi.Output<number>;
+  declare readonly gpuCount: pulumi.Output<1 | 2 | 4 | 8>;
   /** Resource group (integer team id), null when none. */
   declare readonly teamId: pulumi.Output<number | null>;
   /** `running` or `stopped` as the API reports it; undefined in other statuses (Creating, Deleting, Error). */
   declare readonly powerState: pulumi.Output<"running" | "stopped" | undefined>;
+  /** Image name reported by the API. */
+  declare readonly imageName: pulumi.Output<string | undefined>;
+  /** Image id, as given in the program (the API does not report it). */
+  declare readonly imageId: pulumi.Output<number | undefined>;
   /** `shutdownBeforeDelete` as given at the last create or update: what a delete follows. */
   declare readonly shutdownBeforeDelete: pulumi.Output<boolean | undefined>;
   /** `exposePrivateKey` as given at the last create or update: whether `sshPrivateKey` is held. */
   declare readonly exposePrivateKey: pulumi.Output<boolean | undefined>;
   /** `resetTrigger` as given at the last create or update. */
   declare readonly resetTrigger: pulumi.Output<string | undefined>;
-  /** Image name reported by the API. */
-  declare readonly imageName: pulumi.Output<string | undefined>;
-  /** Image id, as given in the program (the API does not report it). */
-  declare readonly imageId: pulumi.Output<number | undefined>;
   /** Status reported by the API: Creating, Running, Stopped, Deleting or Error. */
   declare readonly status: pulumi.Output<string>;
   /** Public IPv4 address, once provisioned. */
@@ -116,13 +118,25 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
   /** URL of the GPU VM's JupyterLab, once it has its public IP. */
   declare readonly jupyterLabUrl: pulumi.Output<string | null>;
   /** The GPU series: integer id, name and code. */
-  declare readonly series: pulumi.Output<{ id: number; name: string; code: string }>;
+  declare readonly series: pulumi.Output<{
+    /** Integer id of the series (the `seriesId` input). */
+    id: number;
+    /** Name of the series, e.g. NVIDIA A100. */
+    name: string;
+    /** Short code of the series, e.g. a100. */
+    code: string;
+  }>;
   /** The data center: id and name. */
-  declare readonly datacenter: pulumi.Output<{ id: string; name: string }>;
-  /** Creation time (ISO 8601). */
-  declare readonly createdAt: pulumi.Output<string>;
+  declare readonly datacenter: pulumi.Output<{
+    /** Data center (UUID). */
+    id: string;
+    /** Data center name, e.g. fra-1. */
+    name: string;
+  }>;
   /** Private SSH key generated at creation (secret). Only with `exposePrivateKey: true`. */
   declare readonly sshPrivateKey: pulumi.Output<string | undefined>;
+  /** Creation time (ISO 8601). */
+  declare readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: GpuVirtualMachineArgs, opts?: pulumi.CustomResourceOptions) {
     super(

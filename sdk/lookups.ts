@@ -1,10 +1,12 @@
+// Written by `npm run sdk-gen` from dataFunctions (provider/resources/lookups.ts): never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
-import type { Network } from "./network";
-import type { Volume } from "./volume";
-import type { VirtualMachine } from "./virtual-machine";
 import type { GpuVirtualMachine } from "./gpu-virtual-machine";
+import type { Network } from "./network";
 import type { ResourceGroup } from "./resource-group";
 import type { User } from "./user";
+import type { VirtualMachine } from "./virtual-machine";
+import type { Volume } from "./volume";
 import { dataFunctions } from "../provider/resources/lookups";
 import { inProgram } from "./data-context";
 
@@ -53,7 +55,9 @@ function output<A extends object, T>(name: string, args: InputsOf<A>): pulumi.Ou
   return pulumi.output(args).apply((plain) => call<T>(name, plain as object));
 }
 
-/** A VM as its list item reports it (the list does not carry the detail: look a VM up with getVirtualMachine for it). */
+/**
+ * A VM as its list item reports it (the list does not carry the detail: look a VM up with getVirtualMachine for it).
+ */
 export interface VirtualMachineSummary {
   /** VM id (UUID). */
   id: string;
@@ -85,10 +89,50 @@ export interface VirtualMachineSummary {
   updatedAt: string;
 }
 
-// ---------------------------------------------------------------- networks
+// ---------------------------------------------------------------- getCaller
 
-/** What {@link getNetwork} returns: the network's outputs, as on a {@link Network}. */
-export type GetNetworkResult = OutputsOf<Network>;
+/** The arguments of {@link getCaller}. */
+export type GetCallerArgs = EntityArgs;
+
+/** What {@link getCaller} returns. */
+export interface GetCallerResult {
+  /** The signed-in user (UUID); for an API key, the user it belongs to. */
+  userId: string;
+  /** The user's email. */
+  email: string;
+  /** The user's name. */
+  name: string;
+  /** The user's roles. */
+  roles: string[];
+  /** The user's permissions. */
+  permissions: string[];
+  /** The active entity (UUID): where the provider acts. */
+  entityId: string;
+  /** The active entity's name. */
+  entityName: string;
+}
+
+/**
+ * Who the configured credentials are (`GET /auth/check`): user, roles and permissions, and the entity acted in.
+ *
+ * @example
+ * const caller = await getCaller();
+ */
+export function getCaller(args: GetCallerArgs = {}, opts?: LookupOptions): Promise<GetCallerResult> {
+  void opts;
+  return call("getCaller", args);
+}
+
+/** {@link getCaller} with arguments that may be outputs; the result is an output. */
+export function getCallerOutput(
+  args: InputsOf<GetCallerArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetCallerResult> {
+  void opts;
+  return output("getCaller", args);
+}
+
+// ---------------------------------------------------------------- getNetwork
 
 /** The arguments of {@link getNetwork}: `id` or `name`, exactly one. */
 export interface GetNetworkArgs extends EntityArgs {
@@ -97,6 +141,9 @@ export interface GetNetworkArgs extends EntityArgs {
   /** The network's name, matched exactly: an error when none or several match. */
   name?: string;
 }
+
+/** What {@link getNetwork} returns: the outputs of the {@link Network} found, as on the resource. */
+export type GetNetworkResult = OutputsOf<Network>;
 
 /**
  * One network, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
@@ -119,6 +166,8 @@ export function getNetworkOutput(
   void opts;
   return output("getNetwork", args);
 }
+
+// ---------------------------------------------------------------- getNetworks
 
 /** The filters of {@link getNetworks} (the API's filters of its list); every one is optional. */
 export interface GetNetworksArgs extends EntityArgs {
@@ -160,11 +209,19 @@ export function getNetworksOutput(
   return output("getNetworks", args);
 }
 
-// ---------------------------------------------------------------- volumes
+// ---------------------------------------------------------------- getVolume
+
+/** The arguments of {@link getVolume}: `id` or `name`, exactly one. */
+export interface GetVolumeArgs extends EntityArgs {
+  /** The volume's id. */
+  id?: string;
+  /** The volume's name, matched exactly: an error when none or several match. */
+  name?: string;
+}
 
 /**
- * What {@link getVolume} returns: the volume's outputs, as on a {@link Volume}, and what its attachments change (which
- * the resource leaves out, so that refresh stays quiet when a VolumeAttachment attaches it).
+ * What {@link getVolume} returns: the outputs of the {@link Volume} found, as on the resource, and what the resource
+ * leaves out because it moves with other resources (so that its refresh stays quiet): `status`, `virtualMachineId`.
  */
 export type GetVolumeResult = OutputsOf<Volume> & {
   /**
@@ -175,14 +232,6 @@ export type GetVolumeResult = OutputsOf<Volume> & {
   /** The VM the volume is attached to, if any. */
   virtualMachineId?: string;
 };
-
-/** The arguments of {@link getVolume}: `id` or `name`, exactly one. */
-export interface GetVolumeArgs extends EntityArgs {
-  /** The volume's id. */
-  id?: string;
-  /** The volume's name, matched exactly: an error when none or several match. */
-  name?: string;
-}
 
 /**
  * One volume, by id or by exact name (every page of the API's partial-match search is read, and only exact matches
@@ -202,6 +251,8 @@ export function getVolumeOutput(args: InputsOf<GetVolumeArgs>, opts?: LookupOpti
   void opts;
   return output("getVolume", args);
 }
+
+// ---------------------------------------------------------------- getVolumes
 
 /** The filters of {@link getVolumes} (the API's filters of its list); every one is optional. */
 export interface GetVolumesArgs extends EntityArgs {
@@ -249,10 +300,7 @@ export function getVolumesOutput(
   return output("getVolumes", args);
 }
 
-// ---------------------------------------------------------------- virtual machines
-
-/** What {@link getVirtualMachine} returns: the virtual machine's outputs, as on a {@link VirtualMachine} (secrets excluded). */
-export type GetVirtualMachineResult = OutputsOf<VirtualMachine, "sshPrivateKey">;
+// ---------------------------------------------------------------- getVirtualMachine
 
 /** The arguments of {@link getVirtualMachine}: `id` or `name`, exactly one. */
 export interface GetVirtualMachineArgs extends EntityArgs {
@@ -261,6 +309,12 @@ export interface GetVirtualMachineArgs extends EntityArgs {
   /** The virtual machine's name, matched exactly: an error when none or several match. */
   name?: string;
 }
+
+/**
+ * What {@link getVirtualMachine} returns: the outputs of the {@link VirtualMachine} found, as on the resource
+ * (secrets excluded).
+ */
+export type GetVirtualMachineResult = OutputsOf<VirtualMachine, "sshPrivateKey">;
 
 /**
  * One virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only exact
@@ -283,6 +337,8 @@ export function getVirtualMachineOutput(
   void opts;
   return output("getVirtualMachine", args);
 }
+
+// ---------------------------------------------------------------- getVirtualMachines
 
 /** The filters of {@link getVirtualMachines} (the API's filters of its list); every one is optional. */
 export interface GetVirtualMachinesArgs extends EntityArgs {
@@ -334,10 +390,7 @@ export function getVirtualMachinesOutput(
   return output("getVirtualMachines", args);
 }
 
-// ---------------------------------------------------------------- GPU virtual machines
-
-/** What {@link getGpuVirtualMachine} returns: the GPU virtual machine's outputs, as on a {@link GpuVirtualMachine} (secrets excluded). */
-export type GetGpuVirtualMachineResult = OutputsOf<GpuVirtualMachine, "sshPrivateKey">;
+// ---------------------------------------------------------------- getGpuVirtualMachine
 
 /** The arguments of {@link getGpuVirtualMachine}: `id` or `name`, exactly one. */
 export interface GetGpuVirtualMachineArgs extends EntityArgs {
@@ -346,6 +399,12 @@ export interface GetGpuVirtualMachineArgs extends EntityArgs {
   /** The GPU virtual machine's name, matched exactly: an error when none or several match. */
   name?: string;
 }
+
+/**
+ * What {@link getGpuVirtualMachine} returns: the outputs of the {@link GpuVirtualMachine} found, as on the resource
+ * (secrets excluded).
+ */
+export type GetGpuVirtualMachineResult = OutputsOf<GpuVirtualMachine, "sshPrivateKey">;
 
 /**
  * One GPU virtual machine, by id or by exact name (every page of the API's partial-match search is read, and only
@@ -371,6 +430,8 @@ export function getGpuVirtualMachineOutput(
   void opts;
   return output("getGpuVirtualMachine", args);
 }
+
+// ---------------------------------------------------------------- getGpuVirtualMachines
 
 /** The filters of {@link getGpuVirtualMachines} (the API's filters of its list); every one is optional. */
 export interface GetGpuVirtualMachinesArgs extends EntityArgs {
@@ -412,10 +473,7 @@ export function getGpuVirtualMachinesOutput(
   return output("getGpuVirtualMachines", args);
 }
 
-// ---------------------------------------------------------------- resource groups
-
-/** What {@link getResourceGroup} returns: the resource group's outputs, as on a {@link ResourceGroup}. */
-export type GetResourceGroupResult = OutputsOf<ResourceGroup>;
+// ---------------------------------------------------------------- getResourceGroup
 
 /** The arguments of {@link getResourceGroup}: `id` or `name`, exactly one. */
 export interface GetResourceGroupArgs extends EntityArgs {
@@ -424,6 +482,9 @@ export interface GetResourceGroupArgs extends EntityArgs {
   /** The resource group's name, matched exactly: an error when none or several match. */
   name?: string;
 }
+
+/** What {@link getResourceGroup} returns: the outputs of the {@link ResourceGroup} found, as on the resource. */
+export type GetResourceGroupResult = OutputsOf<ResourceGroup>;
 
 /**
  * One resource group, by id or by exact name (every page of the API's partial-match search is read, and only exact
@@ -446,6 +507,8 @@ export function getResourceGroupOutput(
   void opts;
   return output("getResourceGroup", args);
 }
+
+// ---------------------------------------------------------------- getResourceGroups
 
 /** The filters of {@link getResourceGroups} (the API's filters of its list); every one is optional. */
 export interface GetResourceGroupsArgs extends EntityArgs {
@@ -485,10 +548,7 @@ export function getResourceGroupsOutput(
   return output("getResourceGroups", args);
 }
 
-// ---------------------------------------------------------------- users
-
-/** What {@link getUser} returns: the user's outputs, as on a {@link User} (secrets excluded). */
-export type GetUserResult = OutputsOf<User, "password">;
+// ---------------------------------------------------------------- getUser
 
 /** The arguments of {@link getUser}: `id` or `email`, exactly one. */
 export interface GetUserArgs extends EntityArgs {
@@ -497,6 +557,9 @@ export interface GetUserArgs extends EntityArgs {
   /** The user's email, matched exactly (case aside): an error when none or several match. */
   email?: string;
 }
+
+/** What {@link getUser} returns: the outputs of the {@link User} found, as on the resource (secrets excluded). */
+export type GetUserResult = OutputsOf<User, "password">;
 
 /**
  * One user, by id or by exact email (every page of the API's partial-match search is read, and only exact matches
@@ -516,6 +579,8 @@ export function getUserOutput(args: InputsOf<GetUserArgs>, opts?: LookupOptions)
   void opts;
   return output("getUser", args);
 }
+
+// ---------------------------------------------------------------- getUsers
 
 /** The filters of {@link getUsers} (the API's filters of its list); every one is optional. */
 export interface GetUsersArgs extends EntityArgs {
@@ -554,47 +619,4 @@ export function getUsers(args: GetUsersArgs = {}, opts?: LookupOptions): Promise
 export function getUsersOutput(args: InputsOf<GetUsersArgs> = {}, opts?: LookupOptions): pulumi.Output<GetUsersResult> {
   void opts;
   return output("getUsers", args);
-}
-
-// ---------------------------------------------------------------- the caller
-
-/** The arguments of {@link getCaller}. */
-export type GetCallerArgs = EntityArgs;
-
-/** Who the caller is (`GET /auth/check`). */
-export interface GetCallerResult {
-  /** The signed-in user (UUID); for an API key, the user it belongs to. */
-  userId: string;
-  /** The user's email. */
-  email: string;
-  /** The user's name. */
-  name: string;
-  /** The user's roles. */
-  roles: string[];
-  /** The user's permissions. */
-  permissions: string[];
-  /** The active entity (UUID): where the provider acts. */
-  entityId: string;
-  /** The active entity's name. */
-  entityName: string;
-}
-
-/**
- * Who the configured credentials are (`GET /auth/check`): user, roles and permissions, and the entity acted in.
- *
- * @example
- * const caller = await getCaller();
- */
-export function getCaller(args: GetCallerArgs = {}, opts?: LookupOptions): Promise<GetCallerResult> {
-  void opts;
-  return call("getCaller", args);
-}
-
-/** {@link getCaller} with arguments that may be outputs; the result is an output. */
-export function getCallerOutput(
-  args: InputsOf<GetCallerArgs> = {},
-  opts?: LookupOptions,
-): pulumi.Output<GetCallerResult> {
-  void opts;
-  return output("getCaller", args);
 }

@@ -1,3 +1,5 @@
+// Written by `npm run sdk-gen` from provider/resources/network.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
@@ -44,8 +46,6 @@ export class Network extends pulumi.dynamic.Resource {
   declare readonly name: pulumi.Output<string>;
   /** Data center (UUID). */
   declare readonly datacenterId: pulumi.Output<string>;
-  /** Data center name, e.g. fra-1. */
-  declare readonly datacenterName: pulumi.Output<string>;
   /** `standard` or `custom`. */
   declare readonly networkType: pulumi.Output<"standard" | "custom">;
   /** Free text, if any. */
@@ -68,19 +68,32 @@ export class Network extends pulumi.dynamic.Resource {
   declare readonly serveDNSServersEnabled: pulumi.Output<boolean>;
   /** DNS server addresses announced by DHCP (at most 8). */
   declare readonly dnsServers: pulumi.Output<string[]>;
+  /**
+   * When a network of this name already exists, take it over instead of failing (its data center and type must match;
+   * the other properties are aligned to the program). The way to bring existing networks under management.
+   */
+  declare readonly adopt: pulumi.Output<boolean | undefined>;
+  /** Data center name, e.g. fra-1. */
+  declare readonly datacenterName: pulumi.Output<string>;
   /** Status reported by the API (Active once created). */
   declare readonly status: pulumi.Output<string>;
   /** Gateway address of the network (the first host of the CIDR block). */
   declare readonly gateway: pulumi.Output<string>;
   /** Address ranges the API hands out to interfaces on this network. */
-  declare readonly allocationPools: pulumi.Output<{ start: string; end: string }[]>;
+  declare readonly allocationPools: pulumi.Output<
+    {
+      /** First address of the range. */
+      start: string;
+      /** Last address of the range. */
+      end: string;
+    }[]
+  >;
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
   /** Last change (ISO 8601). */
   declare readonly updatedAt: pulumi.Output<string>;
 
   constructor(name: string, args: NetworkArgs, opts?: pulumi.CustomResourceOptions) {
-    // Every output is named, optional inputs included, so each exists on the resource even when left out.
     super(
       provider,
       name,

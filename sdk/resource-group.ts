@@ -1,12 +1,14 @@
+// Written by `npm run sdk-gen` from provider/resources/resource-group.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
 const provider = dynamicProvider("ResourceGroup");
 
 /**
- * A reference to a resource group, the one type every `teamId`, `teamIds` and `parentTeamId` input takes: the
- * integer group id, or its decimal text. Both outputs of a {@link ResourceGroup} fit: `group.id` (the id as text,
- * which also tells Pulumi the dependency) and `group.teamId` (the number).
+ * A reference to a resource group, the one type every `teamId`, `teamIds` and `parentTeamId` input takes: the integer
+ * group id, or its decimal text. Both outputs of a {@link ResourceGroup} fit: `group.id` (the id as text, which also
+ * tells Pulumi the dependency) and `group.teamId` (the number).
  */
 export type ResourceGroupRef = number | string;
 
@@ -41,21 +43,20 @@ export interface ResourceGroupArgs {
 export class ResourceGroup extends pulumi.dynamic.Resource {
   /** Name of the group. */
   declare readonly name: pulumi.Output<string>;
-  /** The integer group id (the Pulumi `id` is the same number as text). */
-  declare readonly teamId: pulumi.Output<number>;
   /** Id of the parent group, if any. */
   declare readonly parentTeamId: pulumi.Output<number | undefined>;
   /** User ids of the members, sorted, when the program manages `members` (else undefined). */
-  declare readonly members: pulumi.Output<string[]>;
+  declare readonly members: pulumi.Output<string[] | undefined>;
+  /** Whether an existing group of this name may be taken over (as given). */
+  declare readonly adopt: pulumi.Output<boolean | undefined>;
+  /** The integer group id (the Pulumi `id` is the same number as text). */
+  declare readonly teamId: pulumi.Output<number>;
   /** The entity (UUID) the group belongs to. */
   declare readonly entityId: pulumi.Output<string>;
   /** Creation time (ISO 8601). */
   declare readonly createdAt: pulumi.Output<string>;
-  /** Whether an existing group of this name may be taken over (as given). */
-  declare readonly adopt: pulumi.Output<boolean | undefined>;
 
   constructor(name: string, args: ResourceGroupArgs, opts?: pulumi.CustomResourceOptions) {
-    // Every output is listed, optional inputs included, so that each property exists on the resource.
     super(
       provider,
       name,

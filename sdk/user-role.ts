@@ -1,3 +1,5 @@
+// Written by `npm run sdk-gen` from provider/resources/user-role.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 
@@ -21,7 +23,7 @@ export class UserRole extends pulumi.dynamic.Resource {
   /** The user (UUID). */
   declare readonly userId: pulumi.Output<string>;
   /** The role's name. */
-  declare readonly roleName: pulumi.Output<string>;
+  declare readonly roleName: pulumi.Output<"tenant-admin" | "tenant-user" | "vm-operator">;
 
   constructor(name: string, args: UserRoleArgs, opts?: pulumi.CustomResourceOptions) {
     super(

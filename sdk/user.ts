@@ -1,3 +1,5 @@
+// Written by `npm run sdk-gen` from provider/resources/user.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
@@ -56,28 +58,30 @@ export interface UserArgs {
  * Replacing a user (new `action` or `entityId`) deletes the old one first, since emails are unique.
  */
 export class User extends pulumi.dynamic.Resource {
-  /** The password the user was registered with by this resource (secret); absent for invited or adopted users. */
-  declare readonly password: pulumi.Output<string | undefined>;
   /** Email address (lower-case). */
   declare readonly email: pulumi.Output<string>;
   /** How the user was created, as given: `invite` or `register`. */
   declare readonly action: pulumi.Output<"invite" | "register">;
+  /** The password the user was registered with by this resource (secret); absent for invited or adopted users. */
+  declare readonly password: pulumi.Output<string | undefined>;
   /** First name, if any. */
   declare readonly firstName: pulumi.Output<string | undefined>;
   /** Last name, if any. */
   declare readonly lastName: pulumi.Output<string | undefined>;
-  /** Display name: "first last", or the email when the user has no name. */
-  declare readonly name: pulumi.Output<string>;
-  /** The entity (UUID) the user belongs to. */
-  declare readonly entityId: pulumi.Output<string>;
   /**
    * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
    */
-  declare readonly roleNames: pulumi.Output<string[]>;
+  declare readonly roleNames: pulumi.Output<("tenant-admin" | "tenant-user" | "vm-operator")[] | undefined>;
+  /** Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined). */
+  declare readonly teamIds: pulumi.Output<number[] | undefined>;
+  /** The entity (UUID) the user belongs to. */
+  declare readonly entityId: pulumi.Output<string>;
+  /** Whether an existing user of this email may be taken over (as given). */
+  declare readonly adopt: pulumi.Output<boolean | undefined>;
+  /** Display name: "first last", or the email when the user has no name. */
+  declare readonly name: pulumi.Output<string>;
   /** Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`). */
   declare readonly roles: pulumi.Output<string[] | undefined>;
-  /** Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined). */
-  declare readonly teamIds: pulumi.Output<number[]>;
   /** `activated`, `pending` (invitation not accepted yet) or `expired` (invitation older than 7 days). */
   declare readonly inviteStatus: pulumi.Output<"activated" | "pending" | "expired">;
   /** Always true: two-factor authentication is mandatory. */
@@ -89,11 +93,9 @@ export class User extends pulumi.dynamic.Resource {
    * a UserRole of another stack would show as drift).
    */
   declare readonly updatedAt: pulumi.Output<string | undefined>;
-  /** Whether an existing user of this email may be taken over (as given). */
-  declare readonly adopt: pulumi.Output<boolean | undefined>;
 
   constructor(name: string, args: UserArgs, opts?: pulumi.CustomResourceOptions) {
-    // The password is a secret wherever it is stored, even when the program passes it in clear.
+    // Its secret inputs are secrets wherever they are stored, even when the program passes them in clear.
     const inputs = {
       ...outputPlaceholders("User"),
       ...args,

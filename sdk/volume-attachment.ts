@@ -1,3 +1,5 @@
+// Written by `npm run sdk-gen` from provider/resources/volume-attachment.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 

@@ -1,3 +1,5 @@
+// Written by `npm run sdk-gen` from provider/resources/volume.ts: never edit it by hand.
+
 import * as pulumi from "@pulumi/pulumi";
 import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
 import type { ResourceGroupRef } from "./resource-group";
@@ -47,18 +49,24 @@ export class Volume extends pulumi.dynamic.Resource {
   declare readonly name: pulumi.Output<string>;
   /** Data center (UUID). */
   declare readonly datacenterId: pulumi.Output<string>;
-  /** Data center name, e.g. `fra-1`. */
-  declare readonly datacenterName: pulumi.Output<string>;
   /** Volume type id. */
   declare readonly volumeTypeId: pulumi.Output<number>;
-  /** Volume type name, e.g. `ssd`. */
-  declare readonly volumeTypeName: pulumi.Output<string>;
   /** Size in GB, as the API reports it. */
   declare readonly sizeGb: pulumi.Output<number>;
   /** Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes). */
   declare readonly volumeSizeId: pulumi.Output<number>;
   /** Resource group (teamId), or null. */
   declare readonly teamId: pulumi.Output<number | null>;
+  /**
+   * When a volume of this name already exists, take it over instead of failing (its data center, type and resource
+   * group must match; a smaller size is grown, a larger one is an error). The way to bring existing volumes under
+   * management (`pulumi import` does not work for dynamic resources). Default false. Never a change by itself.
+   */
+  declare readonly adopt: pulumi.Output<boolean | undefined>;
+  /** Data center name, e.g. `fra-1`. */
+  declare readonly datacenterName: pulumi.Output<string>;
+  /** Volume type name, e.g. `ssd`. */
+  declare readonly volumeTypeName: pulumi.Output<string>;
   /**
    * True when the API reports the volume in status Error (its creation failed): the next `up` replaces it. The
    * attachment state is on `VolumeAttachment`, so attaching does not read as drift of the volume.

@@ -1,5 +1,5 @@
 /**
- * The kinds' descriptions as the generators read them (tools/schema.ts, tools/sdk-docs.ts): every one is in the
+ * The kinds' descriptions as the generators read them (tools/schema.ts, tools/sdk-gen.ts): every one is in the
  * declaration (provider/resources), none is read back from the SDK's comments.
  */
 import type { z } from "zod";

@@ -74,7 +74,9 @@ export function teamOnboarding(): TeamOnboardingOutputs {
     resourceGroupId: group.teamId,
     members: pulumi
       .all(users.map((u) => pulumi.all([u.id, u.email, u.roleNames, u.inviteStatus])))
-      .apply((rows) => rows.map(([id, email, roles, inviteStatus]) => ({ id, email, roles, inviteStatus }))),
+      .apply((rows) =>
+        rows.map(([id, email, roles, inviteStatus]) => ({ id, email, roles: roles ?? [], inviteStatus })),
+      ),
     ciApiKeyId: ciKey.id,
     ciApiKey: pulumi.secret(ciKey.key),
     ciApiKeyExpiresAt: ciKey.expiresAt,

@@ -336,7 +336,6 @@ function diff(olds: Props, news: Props): DiffResult {
 export const ApiKeyOutputs = z.object({
   key: z
     .string()
-    .optional()
     .describe(
       "The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the `X-API-Key` header.",
     ),

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import type { DiffSpec } from "./diff";
 import type { Props } from "./props";
 
@@ -26,7 +26,7 @@ export interface InputField {
   readonly clearable?: boolean;
   /**
    * What the input is, its default and how a change applies: the schema's input description and the doc of the
-   * dynamic SDK's argument (tools/sdk-docs.ts writes it there). Nested members are described on the zod schema.
+   * dynamic SDK's argument (tools/sdk-gen.ts writes it there). Nested members are described on the zod schema.
    */
   readonly description: string;
   /**
@@ -41,7 +41,30 @@ export interface InputField {
    * object: a zod object whose `.describe()` texts describe the type and its members.
    */
   readonly reportedShape?: z.ZodObject;
+  /**
+   * The output's type, when the input's (its zod output, `undefined` when optional) does not say it: a value the
+   * outputs always hold though the input is optional, null where the API reports none, reported objects
+   * (`reportedShape`). The type of the dynamic SDK's output (tools/sdk-gen.ts).
+   */
+  readonly reportedType?: z.ZodType;
 }
+
+/** A type the dynamic SDK names: its name, the side it types, and its doc (else the schema's `.describe()`). */
+export interface SdkTypeName {
+  readonly name: string;
+  /** `input`: where the schema types an argument (members of an object are `pulumi.Input`s); `output`: a value read. */
+  readonly io: "input" | "output";
+  readonly description?: string;
+  /** The kind whose SDK file declares it (others import it from there); default: the one file that uses it. */
+  readonly kind?: string;
+}
+
+/**
+ * Names the dynamic SDK gives to zod schemas (tools/sdk-gen.ts): wherever an argument, output or data function has a
+ * value of a registered schema (on the side it names), its type is the name, declared once. A named type is the
+ * declaration's to say, like the arguments' types, never the SDK's.
+ */
+export const sdkTypes = z.registry<SdkTypeName>();
 
 /** Every input of a kind, classified. An input left out (or one that is not an input) is a compile error. */
 export type InputFields<I> = { readonly [K in keyof I]-?: InputField };

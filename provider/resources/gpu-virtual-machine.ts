@@ -74,6 +74,7 @@ const inputFields = {
     description:
       "Resource group: the integer team id, or a ResourceGroup's `id` (the same number as a string). Default: none. Changed in place; removing it takes the GPU VM out of its group.",
     output: "Resource group (integer team id), null when none.",
+    reportedType: z.number().int().nullable(),
   },
   powerState: {
     change: "inPlace",
@@ -579,6 +580,17 @@ export const gpuVirtualMachine: ResourceKind = {
     typeof GpuVirtualMachineInputs,
     typeof GpuVirtualMachineOutputs
   >[],
+  exclusiveInputs: {
+    what: "image",
+    alternatives: [
+      {
+        input: "imageName",
+        name: "GpuVirtualMachineImageByName",
+        description: "The image of a GPU VM given by name (or not at all).",
+      },
+      { input: "imageId", name: "GpuVirtualMachineImageById", description: "The image of a GPU VM given by id." },
+    ],
+  },
   check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
   diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
   create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as GpuVirtualMachineInputs),

@@ -44,6 +44,15 @@ export interface ResourceKind {
    */
   readonly secretOutputs?: readonly string[];
   /**
+   * Inputs of which a program gives at most one (`what` they give: e.g. the image, by name or by id; `check` refuses
+   * two). The dynamic SDK's arguments are then a union in which two do not compile: one interface per alternative,
+   * named and described here; the first may be left out too.
+   */
+  readonly exclusiveInputs?: {
+    readonly what: string;
+    readonly alternatives: readonly { readonly input: string; readonly name: string; readonly description: string }[];
+  };
+  /**
    * The settings this kind calls the API with, when they differ from the configured ones (an ApiKey is created by
    * a signed-in session); a ConfigurationError when they cannot be had. Check uses it to verify those credentials.
    */

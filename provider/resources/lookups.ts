@@ -4,6 +4,7 @@ import type { CloudClient, ItemOf, PagedRouteName } from "../client";
 import * as data from "./data";
 import type { HandlerContext } from "./context";
 import { isNotFound } from "./errors";
+import { sdkTypes } from "./fields";
 import { CodedError } from "../client/error-codes";
 import type { ResourceKind } from "./kind";
 import type { Props } from "./props";
@@ -334,6 +335,13 @@ const lookupKinds = {
     },
   } satisfies LookupKind<"listUsers">,
 } as const;
+
+sdkTypes.add(lookupKinds.VirtualMachine.listItem, {
+  name: "VirtualMachineSummary",
+  io: "output",
+  description:
+    "A VM as its list item reports it (the list does not carry the detail: look a VM up with getVirtualMachine for it).",
+});
 
 /** The kinds that have lookups, by SDK class name. */
 export type LookupKindName = keyof typeof lookupKinds;

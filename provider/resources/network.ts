@@ -53,6 +53,7 @@ const inputFields = {
     description: "IPv4 CIDR block. Default 10.0.0.0/24. Changed in place (refused by the API while VMs are connected).",
     expects: "must be an IPv4 CIDR block such as 10.0.0.0/24",
     output: "IPv4 CIDR block, e.g. 10.0.0.0/24.",
+    reportedType: z.string(),
   },
   snatEnabled: {
     change: "replace",
@@ -60,12 +61,14 @@ const inputFields = {
     description:
       "Source NAT, standard networks only. Default true on standard networks. Changing it replaces the network.",
     output: "Whether source NAT is on (standard networks).",
+    reportedType: z.boolean(),
   },
   dhcpServerEnabled: {
     change: "inPlace",
     reported: "documented",
     description: "DHCP server. Default true. Changed in place.",
     output: "Whether the DHCP server is on.",
+    reportedType: z.boolean(),
   },
   dhcpStartAddress: {
     change: "inPlace",
@@ -86,6 +89,7 @@ const inputFields = {
     reported: "documented",
     description: "Announce a default route. Default false. Changed in place.",
     output: "Whether a default route is announced.",
+    reportedType: z.boolean(),
   },
   defaultRoute: {
     change: "inPlace",
@@ -99,6 +103,7 @@ const inputFields = {
     reported: "documented",
     description: "Announce DNS servers by DHCP. Default false. Changed in place.",
     output: "Whether DNS servers are announced by DHCP.",
+    reportedType: z.boolean(),
   },
   dnsServers: {
     change: "inPlace",
@@ -106,6 +111,7 @@ const inputFields = {
     description: "DNS server addresses, at most 8. Changed in place.",
     expects: "must be a list of IPv4 addresses such as 10.0.0.10",
     output: "DNS server addresses announced by DHCP (at most 8).",
+    reportedType: z.array(z.string()),
   },
   adopt: {
     change: "ignored",

@@ -9,7 +9,7 @@ import { changedInputs, diffInputs } from "./diff";
 import { codeOfCause, isConflict, isNotFound, ResourceInitError } from "./errors";
 import type { ResourceKind } from "./kind";
 import { plainInputs, type Props } from "./props";
-import { diffSpecOf, type InputFields } from "./fields";
+import { diffSpecOf, sdkTypes, type InputFields } from "./fields";
 
 type TeamView = Team | z.output<typeof TeamDetail>;
 
@@ -19,7 +19,14 @@ const teamIdError = "must be the integer id of a resource group (a ResourceGroup
 export const teamIdInput = z
   .union([z.number(), z.string().regex(/^\d+$/, { error: teamIdError })], { error: teamIdError })
   .transform(Number)
-  .pipe(z.number().int().positive({ error: "must be a positive integer resource group id" }));
+  .pipe(z.number().int().positive({ error: "must be a positive integer resource group id" }))
+  .register(sdkTypes, {
+    name: "ResourceGroupRef",
+    io: "input",
+    kind: "ResourceGroup",
+    description:
+      "A reference to a resource group, the one type every `teamId`, `teamIds` and `parentTeamId` input takes: the integer group id, or its decimal text. Both outputs of a {@link ResourceGroup} fit: `group.id` (the id as text, which also tells Pulumi the dependency) and `group.teamId` (the number).",
+  });
 
 /** A set of values given as a list: order and repetitions mean nothing, so it is kept sorted and without duplicates. */
 export const sortedSet = <T extends string | number>(values: T[]): T[] =>

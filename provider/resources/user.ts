@@ -107,6 +107,7 @@ const inputFields = {
     description:
       'Entity (UUID) to register the user in, a child of the configured entity; `action: "register"` only. Default: the configured entity. Changing it replaces the user.',
     output: "The entity (UUID) the user belongs to.",
+    reportedType: z.string(),
   },
   adopt: {
     change: "ignored",

@@ -10,7 +10,7 @@ import { codeOfCause, isConflict, isNotFound, ResourceInitError, settledText } f
 import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import type { OutputName, ResourceKind } from "./kind";
 import { containsUnknown, exposedPrivateKey, keptPrivateKey, plainInputs, type Props, UNKNOWN } from "./props";
-import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
+import { diffSpecOf, inputsAsReported, sdkTypes, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
 const catalogId = (what: string) =>
@@ -29,7 +29,8 @@ const NetworkInterfaceInput = z
         "Whether this is the primary interface. Exactly one may be; when none is marked, the first interface is.",
       ),
   })
-  .describe("One network interface of a VM.");
+  .describe("One network interface of a VM.")
+  .register(sdkTypes, { name: "VirtualMachineNetworkInterfaceArgs", io: "input" });
 
 /** A network interface in the outputs (described for the schema and the SDK; the values are the API's). */
 const NetworkInterfaceReported = z
@@ -39,7 +40,8 @@ const NetworkInterfaceReported = z
     primary: z.boolean().describe("Whether it is the VM's primary interface."),
     privateIp: z.string().describe("Static private address from the network's CIDR block."),
   })
-  .describe("A network interface as the API reports it.");
+  .describe("A network interface as the API reports it.")
+  .register(sdkTypes, { name: "VirtualMachineNetworkInterface", io: "output" });
 
 export const VirtualMachineInputs = z.strictObject({
   name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
@@ -124,6 +126,7 @@ const inputFields = {
     description:
       "Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Left out or `null`: the VM belongs to no group (a group set outside the program is removed by the next `pulumi up`). Changed in place.",
     output: "Resource group (team id), or null.",
+    reportedType: z.number().int().nullable(),
   },
   powerState: {
     change: "inPlace",
@@ -131,6 +134,7 @@ const inputFields = {
     description:
       "`running` or `stopped`. Default `running`: a VM stopped behind the stack's back is started again by the next `pulumi up`. Changed in place (start/stop).",
     output: "`running` or `stopped`, or null while the VM is in any other status.",
+    reportedType: z.enum(["running", "stopped"]).nullable(),
   },
   allocatePublicIp: {
     change: "replace",
@@ -145,12 +149,14 @@ const inputFields = {
       "Network interfaces, 1 to 5, one per network. Default: one automatic interface on a private range of no user network (not listed in `networkInterfaces`). Changing it replaces the VM.",
     output: "Network interfaces on user networks (the automatic interface is not listed).",
     reportedShape: NetworkInterfaceReported,
+    reportedType: z.array(NetworkInterfaceReported),
   },
   sshKeyIds: {
     change: "replace",
     reported: "undocumented",
     description: "SSH key ids installed at creation. Default none. Changing it replaces the VM.",
     output: "SSH key ids installed at creation.",
+    reportedType: z.array(z.string()),
   },
   allowReplaceOnShrink: {
     change: "ignored",

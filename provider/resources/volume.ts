@@ -64,6 +64,7 @@ const inputFields = {
     description:
       "The API's id of the volume size (see `getVolumeSizes`). Optional: `sizeGb` decides it. When given it must be the id of the `sizeGb` size of this type in this data center (a clear error names the right id otherwise); it changes together with `sizeGb`.",
     output: "Id of the volume size the provider chose for `sizeGb` (from the data center's volume sizes).",
+    reportedType: z.number().int(),
   },
   teamId: {
     change: "replace",
@@ -71,6 +72,7 @@ const inputFields = {
     description:
       "Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Default: none. The API has no volume update route, so this is set at creation only: changing it replaces the volume. Removing it from the program leaves the volume as it is.",
     output: "Resource group (teamId), or null.",
+    reportedType: z.number().int().nullable(),
   },
   adopt: {
     change: "ignored",
