@@ -13,12 +13,12 @@ export interface NetworkArgs {
   datacenterId: pulumi.Input<string>;
   /** `standard` or `custom`. Changing it replaces the network. */
   networkType: pulumi.Input<"standard" | "custom">;
+  /** Source NAT, standard networks only. Default true on standard networks. Changing it replaces the network. */
+  snatEnabled?: pulumi.Input<boolean>;
   /** Free text. Changed in place. */
   description?: pulumi.Input<string>;
   /** IPv4 CIDR block. Default 10.0.0.0/24. Changed in place (refused by the API while VMs are connected). */
   cidrBlock?: pulumi.Input<string>;
-  /** Source NAT, standard networks only. Default true on standard networks. Changing it replaces the network. */
-  snatEnabled?: pulumi.Input<boolean>;
   /** DHCP server. Default true. Changed in place. */
   dhcpServerEnabled?: pulumi.Input<boolean>;
   /** First address of the DHCP range (inside the CIDR block). Changed in place. */

@@ -15,17 +15,17 @@ export interface VolumeArgs {
   /** Volume type id (e.g. SSD or NVMe; see `getVolumeSizes`). Changing it replaces the volume. */
   volumeTypeId: pulumi.Input<number>;
   /**
-   * Size in GB: one of the sizes the volume type offers in the data center (see `getVolumeSizes`; a size that is not
-   * offered fails at create/update time, naming the sizes that are). Growing it is done in place by a resize job;
-   * shrinking it is refused by `check` (volumes cannot shrink).
-   */
-  sizeGb: pulumi.Input<number>;
-  /**
    * The API's id of the volume size (see `getVolumeSizes`). Optional: `sizeGb` decides it. When given it must be the
    * id of the `sizeGb` size of this type in this data center (a clear error names the right id otherwise); it changes
    * together with `sizeGb`.
    */
   volumeSizeId?: pulumi.Input<number>;
+  /**
+   * Size in GB: one of the sizes the volume type offers in the data center (see `getVolumeSizes`; a size that is not
+   * offered fails at create/update time, naming the sizes that are). Growing it is done in place by a resize job;
+   * shrinking it is refused by `check` (volumes cannot shrink).
+   */
+  sizeGb: pulumi.Input<number>;
   /**
    * Resource group: its integer id, or a ResourceGroup's `id` or `teamId` (e.g. `group.id`). Default: none. The API
    * has no volume update route, so this is set at creation only: changing it replaces the volume. Removing it from

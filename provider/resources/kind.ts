@@ -84,12 +84,15 @@ type ReportedAs<F, How extends InputField["reported"]> = {
 type Widened<T> = T extends string ? string : T extends number ? number : T;
 
 /**
- * A reported input's value: the input's type, or null or undefined where the API reports none. An input reported in
- * a shape of its own (`reportedShape`) is typed by its handlers.
+ * A reported input's value: the type the declaration gives its output (`reportedType`, which the SDKs show), else the
+ * input's type, or null or undefined where the API reports none. An input reported in a shape of its own
+ * (`reportedShape`) without a `reportedType` is typed by its handlers.
  */
-type ReportedValue<T, Field> = Field extends { readonly reportedShape: z.ZodObject }
-  ? unknown
-  : Widened<Exclude<T, undefined>> | null | undefined;
+type ReportedValue<T, Field> = Field extends { readonly reportedType: infer R extends z.ZodType }
+  ? z.output<R>
+  : Field extends { readonly reportedShape: z.ZodObject }
+    ? unknown
+    : Widened<Exclude<T, undefined>> | null | undefined;
 
 /**
  * What the API reports of a resource of a kind whose inputs are `I`, classified by `F`, with outputs beyond them `O`:
@@ -141,6 +144,7 @@ export interface KindDeclaration<IS extends z.ZodObject, F extends InputFields<z
   readonly outputs: OS;
   readonly secretInputs?: readonly (keyof z.output<IS> & string)[];
   readonly secretOutputs?: readonly OutputName<IS, OS>[];
+  readonly exclusiveInputs?: ResourceKind["exclusiveInputs"];
   settingsFor?(configuration: Configuration, current: Settings): Settings;
   /** Default: the schema's checks alone. */
   check?(olds: Props, news: Props, ctx?: HandlerContext): CheckResult<Props> | Promise<CheckResult<Props>>;
@@ -182,6 +186,7 @@ export function defineKind<IS extends z.ZodObject, F extends InputFields<z.outpu
     outputs: declaration.outputs,
     ...(declaration.secretInputs ? { secretInputs: declaration.secretInputs } : {}),
     ...(declaration.secretOutputs ? { secretOutputs: declaration.secretOutputs } : {}),
+    ...(declaration.exclusiveInputs ? { exclusiveInputs: declaration.exclusiveInputs } : {}),
     ...(declaration.settingsFor ? { settingsFor: declaration.settingsFor.bind(declaration) } : {}),
     check: (olds, news, ctx) => (declaration.check ? declaration.check(olds, news, ctx) : checkInputs(schema, news)),
     diff: (id, olds, news) => (declaration.diff ? declaration.diff(id, olds, news) : diffInputs(olds, news, diffSpec)),
