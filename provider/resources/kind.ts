@@ -101,7 +101,10 @@ type ReportedValue<T, Field> = Field extends { readonly reportedType: infer R ex
  */
 export type ApiReport<I, F, O> = {
   -readonly [K in ReportedAs<F, "documented"> & keyof I]-?: ReportedValue<I[K], F[K]>;
-} & { -readonly [K in ReportedAs<F, "undocumented"> & keyof I]?: ReportedValue<I[K], F[K]> } & O;
+} & { -readonly [K in ReportedAs<F, "undocumented"> & keyof I]?: ReportedValue<I[K], F[K]> } & Beyond<O>;
+
+/** The outputs beyond the inputs; none (`z.object({})`, whose output is `Record<string, never>`) asks for nothing. */
+type Beyond<O> = string extends keyof O ? unknown : O;
 
 /** A resource's outputs: the inputs as given, overlaid with what the API reports ({@link ApiReport}). */
 export type State<I, F, O> = ApiReport<I, F, O> & Props;

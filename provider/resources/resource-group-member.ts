@@ -1,20 +1,26 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
+import { TeamMemberBody } from "../api";
 import { ApiError } from "../client";
-import { checkInputs, uuidInput } from "./check";
+import { checkInputs } from "./check";
 import type { HandlerContext } from "./context";
-import { diffInputs } from "./diff";
 import { isConflict, isNotFound } from "./errors";
-import type { ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import type { Props } from "./props";
-import { diffSpecOf, type InputFields } from "./fields";
+import type { InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
-export const ResourceGroupMemberInputs = z.strictObject({
-  teamId: teamIdInput,
-  userId: uuidInput("a user (a User's `id`)"),
-});
+/**
+ * The add request (`POST /teams/{id}/members`): the group of its path, which a program may also give as a
+ * ResourceGroup's `id`, and its body's `userId`.
+ */
+export const ResourceGroupMemberInputs = z.strictObject({ teamId: teamIdInput, ...TeamMemberBody.shape });
 export type ResourceGroupMemberInputs = z.output<typeof ResourceGroupMemberInputs>;
+type ResourceGroupMemberState = State<
+  ResourceGroupMemberInputs,
+  typeof inputFields,
+  z.output<typeof ResourceGroupMemberOutputs>
+>;
 
 /** Both inputs name the membership: changing either replaces it; the user reports the groups it belongs to. */
 const inputFields = {
@@ -29,10 +35,10 @@ const inputFields = {
     change: "replace",
     reported: "documented",
     description: "The user (UUID), e.g. a User's `id`. Changing it replaces the membership.",
+    expects: "must be the UUID of a user (a User's `id`)",
     output: "The member (UUID).",
   },
 } as const satisfies InputFields<ResourceGroupMemberInputs>;
-const diffSpec = diffSpecOf(ResourceGroupMemberInputs, inputFields);
 
 /** The id of a membership: `<teamId>:<userId>` (the API has no membership object of its own). */
 export const membershipId = (teamId: number, userId: string) => `${teamId}:${userId}`;
@@ -49,7 +55,9 @@ function parseId(id: string): ResourceGroupMemberInputs {
   return parsed.data;
 }
 
-const outputsOf = (membership: ResourceGroupMemberInputs): Props => ({ ...membership });
+/** Outputs: the membership, the pair the add named or the id names (the API has no membership object of its own). */
+const outputsOf = (given: Props, membership: ResourceGroupMemberInputs): ResourceGroupMemberState =>
+  stateOf(inputFields, given, { teamId: membership.teamId, userId: membership.userId });
 
 /** Whether the user is a member of the group; null when the user is gone (deleted users read as 404). */
 async function isMember(ctx: HandlerContext, { teamId, userId }: ResourceGroupMemberInputs): Promise<boolean | null> {
@@ -62,12 +70,12 @@ async function isMember(ctx: HandlerContext, { teamId, userId }: ResourceGroupMe
 }
 
 /** Adds the user to the group; a user already a member (added by hand, or by a run whose answer was lost) is taken over. */
-async function join(ctx: HandlerContext, inputs: ResourceGroupMemberInputs): Promise<Props> {
+async function join(ctx: HandlerContext, inputs: ResourceGroupMemberInputs): Promise<ResourceGroupMemberState> {
   const { teamId, userId } = inputs;
   try {
-    await ctx.api.addTeamMember({ params: { id: teamId }, body: { userId } });
+    await ctx.api.addTeamMember({ params: { id: teamId }, body: bodyFrom(TeamMemberBody, inputs) });
   } catch (error) {
-    if (isConflict(error)) return outputsOf(inputs);
+    if (isConflict(error)) return outputsOf(inputs, inputs);
     if (error instanceof ApiError && error.status < 500) {
       throw new CodedError(
         "REQUEST_REFUSED",
@@ -79,24 +87,33 @@ async function join(ctx: HandlerContext, inputs: ResourceGroupMemberInputs): Pro
     }
     throw error;
   }
-  return outputsOf(inputs);
+  return outputsOf(inputs, inputs);
 }
 
 export async function create(
   ctx: HandlerContext,
   inputs: ResourceGroupMemberInputs,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: ResourceGroupMemberState }> {
   return { id: membershipId(inputs.teamId, inputs.userId), outs: await join(ctx, inputs) };
 }
 
 /** The membership exists while the user belongs to the group; a user or group deleted, or the user removed, is gone. */
-export async function read(ctx: HandlerContext, id: string): Promise<{ id: string; props: Props } | null> {
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+): Promise<{ id: string; props: ResourceGroupMemberState } | null> {
   const membership = parseId(id);
-  return (await isMember(ctx, membership)) ? { id, props: outputsOf(membership) } : null;
+  // Read from the id alone: the outputs are the pair it names, as they were before (nothing else is kept).
+  return (await isMember(ctx, membership)) ? { id, props: outputsOf({}, membership) } : null;
 }
 
 /** Nothing changes in place; an update (after a failed run) makes sure the user is a member again. */
-export async function update(ctx: HandlerContext, id: string, news: ResourceGroupMemberInputs): Promise<Props> {
+export async function update(
+  ctx: HandlerContext,
+  id: string,
+  _olds: Props,
+  news: ResourceGroupMemberInputs,
+): Promise<ResourceGroupMemberState> {
   const current = parseId(id);
   if (current.teamId !== news.teamId || current.userId !== news.userId) {
     throw new CodedError(
@@ -120,17 +137,16 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
 /** No outputs beyond the inputs: the membership is the pair. */
 export const ResourceGroupMemberOutputs = z.object({});
 
-export const resourceGroupMember: ResourceKind = {
+export const resourceGroupMember = defineKind({
   name: "ResourceGroupMember",
   description:
     "One user's membership of one resource group, managed on its own: creating it adds the user to the group, deleting it removes the user. The id is `<teamId>:<userId>`. A user already a member is simply taken over. `refresh` drops the membership when the user was removed from the group (or the user or group deleted), and the next `up` adds the user again. Lets an application stack add its users to a group another stack owns: declare the group there without `members` (which, when given, is the complete list and would remove this member), and the user here without `teamIds` for that group.",
   inputs: { schema: ResourceGroupMemberInputs, fields: inputFields },
   outputs: ResourceGroupMemberOutputs,
-  check: (_olds: Props, news: Props) => checkInputs(ResourceGroupMemberInputs, news),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as ResourceGroupMemberInputs),
-  read: (ctx: HandlerContext, id: string) => read(ctx, id),
-  update: (ctx: HandlerContext, id: string, _olds: Props, news: Props) =>
-    update(ctx, id, news as ResourceGroupMemberInputs),
-  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
-};
+  // The fields' `expects` say what userId must be (the contract's Uuid has no message of its own).
+  check: (_olds, news) => checkInputs(ResourceGroupMemberInputs, news, undefined, inputFields),
+  create,
+  read,
+  update,
+  delete: (ctx, id) => remove(ctx, id),
+});

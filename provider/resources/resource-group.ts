@@ -1,17 +1,18 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
-import type { Team, TeamDetail } from "../api";
+import { CreateTeamBody, UpdateTeamBody, type Team, type TeamDetail } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { checkInputs, uuidInput } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
 import { changedInputs, diffInputs } from "./diff";
 import { codeOfCause, isConflict, isNotFound, ResourceInitError } from "./errors";
-import type { ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, sdkTypes, type InputFields } from "./fields";
 
 type TeamView = Team | z.output<typeof TeamDetail>;
+type UpdateTeamBody = z.output<typeof UpdateTeamBody>;
 
 const teamIdError = "must be the integer id of a resource group (a ResourceGroup's `id` or `teamId`)";
 
@@ -32,13 +33,20 @@ export const teamIdInput = z
 export const sortedSet = <T extends string | number>(values: T[]): T[] =>
   [...new Set(values)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 
-export const ResourceGroupInputs = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
-  parentTeamId: teamIdInput.optional(),
-  members: z.array(uuidInput("a user (a User's `id`)")).transform(sortedSet).optional(),
-  adopt: z.boolean().optional(),
-});
+/**
+ * The create request's body (`POST /teams`), with what a program has beyond it: `parentTeamId` also takes a
+ * ResourceGroup's `id`, `members` (no request body carries the list: each user is added by `POST /teams/{id}/members`;
+ * its items are user ids, checked with a message since `expects` speaks only of top-level inputs), and `adopt`.
+ */
+export const ResourceGroupInputs = CreateTeamBody.pick({ name: true })
+  .extend({
+    parentTeamId: teamIdInput.optional(),
+    members: z.array(uuidInput("a user (a User's `id`)")).transform(sortedSet).optional(),
+    adopt: z.boolean().optional(),
+  })
+  .strict();
 export type ResourceGroupInputs = z.output<typeof ResourceGroupInputs>;
+type ResourceGroupState = State<ResourceGroupInputs, typeof inputFields, z.output<typeof ResourceGroupOutputs>>;
 
 /** Every input changes in place and is reported back (members through the group's member pages). */
 const inputFields = {
@@ -91,17 +99,16 @@ async function teamWithMembers(ctx: HandlerContext, id: number): Promise<{ team:
  * Outputs: the inputs as given, overlaid with what the API reports about the group itself. What moves with other
  * resources (member and VM counts, `updatedAt`, which membership changes bump) is left out, so refresh stays quiet when VMs or users join.
  */
-export function outputsOf(inputs: Props, team: TeamView, members: string[]): Props {
-  return {
-    ...plainInputs(inputs),
+export function outputsOf(given: Props, team: TeamView, members: string[]): ResourceGroupState {
+  return stateOf(inputFields, given, {
     name: team.name,
     teamId: team.id,
     parentTeamId: team.parentTeamId ?? undefined,
     // Membership is an output only where the program manages it: users joining through User.teamIds are not drift.
-    members: inputs.members === undefined ? undefined : members,
+    members: given.members === undefined ? undefined : members,
     entityId: team.entityId,
     createdAt: team.createdAt,
-  };
+  });
 }
 
 /** Names are unique per entity, compared case-insensitively (as the API does). */
@@ -118,13 +125,23 @@ const parseId = (id: string): number => {
 };
 
 /** Makes the group's name, parent and (when given) members match the inputs; returns the outputs. */
-export async function update(ctx: HandlerContext, id: string, olds: Props, news: ResourceGroupInputs): Promise<Props> {
+export async function update(
+  ctx: HandlerContext,
+  id: string,
+  olds: Props,
+  news: ResourceGroupInputs,
+): Promise<ResourceGroupState> {
   const api = ctx.api;
   const teamId = parseId(id);
   const changed = changedInputs(olds, news, diffSpec);
-  const body: { name?: string; parentTeamId?: number | null } = {};
-  if (changed.includes("name")) body.name = news.name;
-  if (changed.includes("parentTeamId")) body.parentTeamId = news.parentTeamId ?? null;
+  // Every member of the contract's update body as the program wants it (one the contract adds is a compile error
+  // here); sent are those whose input changed. Removing parentTeamId makes the group top-level (null).
+  const wanted: Required<UpdateTeamBody> = { name: news.name, parentTeamId: news.parentTeamId ?? null };
+  const body: Partial<UpdateTeamBody> = {};
+  const include = <K extends keyof UpdateTeamBody>(key: K) => {
+    if (changed.includes(key)) body[key] = wanted[key];
+  };
+  for (const key of UpdateTeamBody.keyof().options) include(key);
   if (Object.keys(body).length > 0) {
     try {
       await retryOnConflict(ctx, () => api.updateTeam({ params: { id: teamId }, body }));
@@ -167,7 +184,7 @@ async function adopt(
   ctx: HandlerContext,
   inputs: ResourceGroupInputs,
   existing: Team,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: ResourceGroupState }> {
   const id = String(existing.id);
   const { team, members } = await teamWithMembers(ctx, existing.id);
   try {
@@ -182,12 +199,12 @@ async function adopt(
   }
 }
 
-export async function create(ctx: HandlerContext, inputs: ResourceGroupInputs): Promise<{ id: string; outs: Props }> {
+export async function create(
+  ctx: HandlerContext,
+  inputs: ResourceGroupInputs,
+): Promise<{ id: string; outs: ResourceGroupState }> {
   const api = ctx.api;
-  const body = {
-    name: inputs.name,
-    ...(inputs.parentTeamId !== undefined ? { parentTeamId: inputs.parentTeamId } : {}),
-  };
+  const body = bodyFrom(CreateTeamBody, inputs);
   return createUnique(ctx, {
     what: `resource group named "${inputs.name}"`,
     adopt: inputs.adopt,
@@ -221,7 +238,7 @@ export async function read(
   ctx: HandlerContext,
   id: string,
   props: Props,
-): Promise<{ id: string; props: Props } | null> {
+): Promise<{ id: string; props: ResourceGroupState } | null> {
   try {
     const { team, members } = await teamWithMembers(ctx, parseId(id));
     return { id, props: outputsOf(props, team, members) };
@@ -267,17 +284,16 @@ export const ResourceGroupOutputs = z.object({
   createdAt: z.string().describe("Creation time (ISO 8601)."),
 });
 
-export const resourceGroup: ResourceKind = {
+export const resourceGroup = defineKind({
   name: "ResourceGroup",
   description:
     "A resource group (the API's team). Its Pulumi id is the integer group id as text. Deleting a group that still has child groups is refused by the API: declare children with `parentTeamId: parent.id` so they are deleted first.",
   inputs: { schema: ResourceGroupInputs, fields: inputFields },
   outputs: ResourceGroupOutputs,
-  check: (_olds: Props, news: Props) => checkInputs(ResourceGroupInputs, news),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as ResourceGroupInputs),
-  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
-  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) =>
-    update(ctx, id, olds, news as ResourceGroupInputs),
-  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
-};
+  check: (_olds, news) => checkInputs(ResourceGroupInputs, news, undefined, inputFields),
+  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  create,
+  read,
+  update,
+  delete: (ctx, id) => remove(ctx, id),
+});

@@ -1,22 +1,24 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
-import type { Volume as ApiVolume } from "../api";
+import { AttachVolumeBody, IdParams, type Volume as ApiVolume } from "../api";
 import { ApiError } from "../client";
-import { checkInputs, uuidInput } from "./check";
+import { checkInputs } from "./check";
 import type { HandlerContext } from "./context";
-import { diffInputs } from "./diff";
 import { isConflict, isNotFound } from "./errors";
 import { awaitJob, resendAfterFailedJob, sleep } from "./jobs";
-import type { ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import type { Props } from "./props";
-import { diffSpecOf, type InputFields } from "./fields";
+import type { InputFields } from "./fields";
 import { settledVolume } from "./volume";
 
-export const VolumeAttachmentInputs = z.strictObject({
-  volumeId: uuidInput("a volume"),
-  virtualMachineId: uuidInput("a virtual machine"),
-});
+/** The attach request (`PUT /resource/volumes/{id}/attach`): the volume of its path, and its body's VM. */
+export const VolumeAttachmentInputs = z.strictObject({ volumeId: IdParams.shape.id, ...AttachVolumeBody.shape });
 export type VolumeAttachmentInputs = z.output<typeof VolumeAttachmentInputs>;
+type VolumeAttachmentState = State<
+  VolumeAttachmentInputs,
+  typeof inputFields,
+  z.output<typeof VolumeAttachmentOutputs>
+>;
 
 /** Both inputs replace the attachment; the volume reports the VM it is attached to. */
 const inputFields = {
@@ -25,6 +27,7 @@ const inputFields = {
     reported: "documented",
     description:
       "The volume (UUID), e.g. `volume.id`. Changing it replaces the attachment (the new volume is attached first).",
+    expects: "must be the UUID of a volume",
     output: "The attached volume (UUID).",
   },
   virtualMachineId: {
@@ -32,13 +35,10 @@ const inputFields = {
     reported: "documented",
     description:
       "The virtual machine (UUID), in the volume's data center (else the API refuses the attach, naming both data centers: this cannot be checked before a request is made). Changing it replaces the attachment: the volume is detached from the old VM before it is attached to the new one.",
+    expects: "must be the UUID of a virtual machine",
     output: "The virtual machine (UUID).",
   },
 } as const satisfies InputFields<VolumeAttachmentInputs>;
-const diffSpec = diffSpecOf(VolumeAttachmentInputs, inputFields, {
-  // A volume is attached to one VM at a time: moving it to another VM must detach it first.
-  deleteBeforeReplace: (olds, news) => olds.volumeId === news.volumeId,
-});
 
 /** The id of an attachment: `<volumeId>:<virtualMachineId>` (the API has no attachment object of its own). */
 export const attachmentId = (volumeId: string, virtualMachineId: string) => `${volumeId}:${virtualMachineId}`;
@@ -55,14 +55,15 @@ function parseId(id: string): { volumeId: string; virtualMachineId: string } {
 const heldBy = (volume: ApiVolume, virtualMachineId: string) =>
   volume.virtualMachineId === virtualMachineId && volume.status !== "Available";
 
-function outputsOf(volume: ApiVolume, virtualMachineId: string): Props {
-  return {
+/** Outputs: the volume as attached to the VM (the API has no attachment object of its own). */
+function outputsOf(given: Props, volume: ApiVolume, virtualMachineId: string): VolumeAttachmentState {
+  return stateOf(inputFields, given, {
     volumeId: volume.id,
     virtualMachineId,
     datacenterId: volume.datacenter.id,
     datacenterName: volume.datacenter.name,
     status: volume.status,
-  };
+  });
 }
 
 async function volumeOrNull(ctx: HandlerContext, volumeId: string): Promise<ApiVolume | null> {
@@ -83,7 +84,7 @@ async function attach(
   inputs: VolumeAttachmentInputs,
   attempt = 1,
   resendAfter = resendAfterFailedJob(ctx, attachmentId(inputs.volumeId, inputs.virtualMachineId), "attach"),
-): Promise<Props> {
+): Promise<VolumeAttachmentState> {
   const { volumeId, virtualMachineId } = inputs;
   const what = `Attaching volume ${volumeId} to virtual machine ${virtualMachineId}`;
   let volume: ApiVolume;
@@ -94,7 +95,7 @@ async function attach(
       throw new CodedError("INPUT_INVALID", `${what}: volumeId: volume ${volumeId} does not exist`, { cause: error });
     throw error;
   }
-  if (heldBy(volume, virtualMachineId)) return outputsOf(volume, virtualMachineId);
+  if (heldBy(volume, virtualMachineId)) return outputsOf(inputs, volume, virtualMachineId);
   if (volume.virtualMachineId !== null) {
     throw new CodedError(
       "STATE_CONFLICT",
@@ -110,7 +111,7 @@ async function attach(
   }
   let jobId: string;
   try {
-    ({ jobId } = await ctx.api.attachVolume({ params: { id: volumeId }, body: { virtualMachineId } }));
+    ({ jobId } = await ctx.api.attachVolume({ params: { id: volumeId }, body: bodyFrom(AttachVolumeBody, inputs) }));
   } catch (error) {
     // The API's 400 names both data centers when they differ; the 409s say which limit or status is in the way.
     if (error instanceof ApiError && error.status < 500 && !error.mayHaveSucceeded) {
@@ -119,7 +120,7 @@ async function attach(
     if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
     // The answer was lost: what the volume shows once its job ended says whether the attach took effect.
     const after = await settledVolume(ctx, volumeId, what);
-    if (heldBy(after, virtualMachineId)) return outputsOf(after, virtualMachineId);
+    if (heldBy(after, virtualMachineId)) return outputsOf(inputs, after, virtualMachineId);
     // Nothing was attached: the attach is sent once more.
     if (attempt < 2) return attach(ctx, inputs, attempt + 1, resendAfter);
     throw new CodedError(
@@ -136,28 +137,37 @@ async function attach(
     if (resendAfter(error)) return attach(ctx, inputs, attempt, resendAfter);
     throw error;
   }
-  return outputsOf(await ctx.api.getVolume({ params: { id: volumeId } }), virtualMachineId);
+  return outputsOf(inputs, await ctx.api.getVolume({ params: { id: volumeId } }), virtualMachineId);
 }
 
 export async function create(
   ctx: HandlerContext,
   inputs: VolumeAttachmentInputs,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: VolumeAttachmentState }> {
   // A failed attach job leaves the volume Available with no VM: nothing exists to record, so a plain error is right.
   const outs = await attach(ctx, inputs);
   return { id: attachmentId(inputs.volumeId, inputs.virtualMachineId), outs };
 }
 
 /** The attachment exists while the volume is attached to that VM; otherwise (detached, moved, deleted) it is gone. */
-export async function read(ctx: HandlerContext, id: string): Promise<{ id: string; props: Props } | null> {
+export async function read(
+  ctx: HandlerContext,
+  id: string,
+): Promise<{ id: string; props: VolumeAttachmentState } | null> {
   const { volumeId, virtualMachineId } = parseId(id);
   const volume = await volumeOrNull(ctx, volumeId);
   if (!volume || !heldBy(volume, virtualMachineId)) return null;
-  return { id, props: outputsOf(volume, virtualMachineId) };
+  // Read from the id and the volume alone: every output is reported (nothing else is kept).
+  return { id, props: outputsOf({}, volume, virtualMachineId) };
 }
 
 /** Nothing changes in place; an update (after a failed run) makes sure the volume is attached again. */
-export async function update(ctx: HandlerContext, id: string, news: VolumeAttachmentInputs): Promise<Props> {
+export async function update(
+  ctx: HandlerContext,
+  id: string,
+  _olds: Props,
+  news: VolumeAttachmentInputs,
+): Promise<VolumeAttachmentState> {
   const { volumeId, virtualMachineId } = parseId(id);
   if (volumeId !== news.volumeId || virtualMachineId !== news.virtualMachineId) {
     throw new CodedError(
@@ -210,17 +220,20 @@ export const VolumeAttachmentOutputs = z.object({
     .describe("The volume's status: In-use once attached (Resizing or Detaching while such a job runs)."),
 });
 
-export const volumeAttachment: ResourceKind = {
+export const volumeAttachment = defineKind({
   name: "VolumeAttachment",
   description:
     "Attaches a volume to a virtual machine (an attach job; deleting it runs a detach job, and a volume already detached, or a VM or volume already gone, counts as deleted). The id is `<volumeId>:<virtualMachineId>`. Nothing changes in place. When the volume is already attached to that VM, the attachment is simply taken over: no `adopt` flag is needed. `refresh` drops the attachment when the volume is no longer attached to that VM.",
   inputs: { schema: VolumeAttachmentInputs, fields: inputFields },
   outputs: VolumeAttachmentOutputs,
-  check: (_olds: Props, news: Props) => checkInputs(VolumeAttachmentInputs, news),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as VolumeAttachmentInputs),
-  read: (ctx: HandlerContext, id: string) => read(ctx, id),
-  update: (ctx: HandlerContext, id: string, _olds: Props, news: Props) =>
-    update(ctx, id, news as VolumeAttachmentInputs),
-  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
-};
+  // The fields' `expects` say what each id must be (the contract's Uuid has no message of its own).
+  check: (_olds, news) => checkInputs(VolumeAttachmentInputs, news, undefined, inputFields),
+  diffRules: {
+    // A volume is attached to one VM at a time: moving it to another VM must detach it first.
+    deleteBeforeReplace: (olds, news) => olds.volumeId === news.volumeId,
+  },
+  create,
+  read,
+  update,
+  delete: (ctx, id) => remove(ctx, id),
+});
