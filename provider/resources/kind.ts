@@ -180,18 +180,20 @@ export function defineKind<IS extends z.ZodObject, F extends InputFields<z.outpu
   declaration: KindDeclaration<IS, F, OS>,
 ): ResourceKind {
   const { schema, fields } = declaration.inputs;
-  const diffSpec = diffSpecOf(schema, fields as Readonly<Record<string, InputField>>, declaration.diffRules);
+  const inputFields = fields as Readonly<Record<string, InputField>>;
+  const diffSpec = diffSpecOf(schema, inputFields, declaration.diffRules);
   type Inputs = z.output<IS>;
   return {
     name: declaration.name,
     description: declaration.description,
-    inputs: { schema, fields: fields as Readonly<Record<string, InputField>> },
+    inputs: { schema, fields: inputFields },
     outputs: declaration.outputs,
     ...(declaration.secretInputs ? { secretInputs: declaration.secretInputs } : {}),
     ...(declaration.secretOutputs ? { secretOutputs: declaration.secretOutputs } : {}),
     ...(declaration.exclusiveInputs ? { exclusiveInputs: declaration.exclusiveInputs } : {}),
     ...(declaration.settingsFor ? { settingsFor: declaration.settingsFor.bind(declaration) } : {}),
-    check: (olds, news, ctx) => (declaration.check ? declaration.check(olds, news, ctx) : checkInputs(schema, news)),
+    check: (olds, news, ctx) =>
+      declaration.check ? declaration.check(olds, news, ctx) : checkInputs(schema, news, undefined, inputFields),
     diff: (id, olds, news) => (declaration.diff ? declaration.diff(id, olds, news) : diffInputs(olds, news, diffSpec)),
     create: (ctx, inputs) => declaration.create(ctx, inputs as Inputs),
     read: (ctx, id, props) => declaration.read(ctx, id, props),
