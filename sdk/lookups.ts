@@ -126,22 +126,31 @@ export interface GetNetworksArgs extends EntityArgs {
   regionId?: number;
   /** Only networks of this data center (UUID). */
   datacenterId?: string;
-  /** Only networks of this type. */
+  /** Only networks of this type: `standard` or `custom`. */
   networkType?: "standard" | "custom";
-  /** Only networks whose name contains this text (the API's partial match). */
+  /** Only networks whose name or CIDR block contains this text (the API's case-insensitive partial match). */
   search?: string;
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
 }
 
 /** What {@link getNetworks} returns. */
 export interface GetNetworksResult {
-  /** Every network the filters select (every page read), by name then id. */
+  /**
+   * Every network the arguments select (every page read): by name then id, or in the API's order when `sort` is
+   * given.
+   */
   networks: GetNetworkResult[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every network the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every network the arguments select, which are the API's documented query of its list (`/resource/networks`): each
+ * page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { networks, count } = await getNetworks({});
@@ -166,7 +175,7 @@ export function getNetworksOutput(
  * What {@link getVolume} returns: the volume's outputs, as on a {@link Volume}, and what its attachments change (which
  * the resource leaves out, so that refresh stays quiet when a VolumeAttachment attaches it).
  */
-export type GetVolumeResult = OutputsOf<Volume> & {
+export type GetVolumeResult = Omit<OutputsOf<Volume>, "failed"> & {
   /**
    * The API's status: `Available` (attached to nothing; only then can it be deleted), `In-use` (attached), or one in
    * progress (`Creating`, `Attaching`, `Detaching`, `Resizing`, `Deleting`), or `Error`.
@@ -211,26 +220,38 @@ export interface GetVolumesArgs extends EntityArgs {
   status?: string;
   /** Only volumes of this resource group (integer id). */
   teamId?: number;
+  /** Only volumes of this region (integer id). */
+  regionId?: number;
   /** Only volumes of this data center (UUID). */
   datacenterId?: string;
-  /** Only volumes of this volume type. */
+  /** Only volumes of this volume type (its id; see `getVolumeSizes`). */
   volumeTypeId?: number;
+  /** Only volumes of this volume size (its id; see `getVolumeSizes`). */
+  volumeSizeId?: number;
   /** Only volumes of this size in GB. */
   sizeGb?: number;
-  /** Only volumes whose name contains this text (the API's partial match). */
+  /** Only volumes whose name contains this text (the API's case-insensitive partial match). */
   search?: string;
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
 }
 
 /** What {@link getVolumes} returns. */
 export interface GetVolumesResult {
-  /** Every volume the filters select (every page read), by name then id. */
+  /**
+   * Every volume the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
+   */
   volumes: GetVolumeResult[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every volume the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every volume the arguments select, which are the API's documented query of its list (`/resource/volumes`): each
+ * page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { volumes, count } = await getVolumes({});
@@ -292,27 +313,37 @@ export interface GetVirtualMachinesArgs extends EntityArgs {
   regionId?: number;
   /** Only VMs of this data center (UUID). */
   datacenterId?: string;
-  /** Only VMs of this configuration. */
+  /** Only VMs of this configuration (integer id). */
   configurationId?: number;
   /** Only VMs of this image, by name. */
   imageName?: string;
   /** Only VMs in this status, e.g. `Running`. */
   status?: string;
-  /** Only VMs whose name contains this text (the API's partial match). */
+  /** Only VMs whose name, private IP or public IP contains this text (the API's case-insensitive partial match). */
   search?: string;
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`; fields `name`, `createdAt`,
+   * `updatedAt`, `configuration`, `region`, `datacenter`); the API's default is `createdAt:desc`. When given, the
+   * result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
 }
 
 /** What {@link getVirtualMachines} returns. */
 export interface GetVirtualMachinesResult {
-  /** Every virtual machine the filters select (every page read), by name then id. */
+  /**
+   * Every virtual machine the arguments select (every page read): by name then id, or in the API's order when `sort`
+   * is given.
+   */
   virtualMachines: VirtualMachineSummary[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then
- * id.
+ * Every virtual machine the arguments select, which are the API's documented query of its list
+ * (`/resource/virtual-machines`): each page read (100 per request), sorted by name then id unless `sort` asks the API
+ * for its order.
  *
  * @example
  * const { virtualMachines, count } = await getVirtualMachines({});
@@ -376,21 +407,29 @@ export function getGpuVirtualMachineOutput(
 export interface GetGpuVirtualMachinesArgs extends EntityArgs {
   /** Only GPU VMs of this resource group (integer id). */
   teamId?: number;
-  /** Only GPU VMs whose name contains this text (the API's partial match). */
+  /** Only GPU VMs whose name contains this text (the API's case-insensitive partial match). */
   search?: string;
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
 }
 
 /** What {@link getGpuVirtualMachines} returns. */
 export interface GetGpuVirtualMachinesResult {
-  /** Every GPU virtual machine the filters select (every page read), by name then id. */
+  /**
+   * Every GPU virtual machine the arguments select (every page read): by name then id, or in the API's order when
+   * `sort` is given.
+   */
   gpuVirtualMachines: GetGpuVirtualMachineResult[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every GPU virtual machine the filters select: each page of the API's list read (100 per request), sorted by name
- * then id.
+ * Every GPU virtual machine the arguments select, which are the API's documented query of its list (`/resource/gpu`):
+ * each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { gpuVirtualMachines, count } = await getGpuVirtualMachines({});
@@ -414,8 +453,11 @@ export function getGpuVirtualMachinesOutput(
 
 // ---------------------------------------------------------------- resource groups
 
-/** What {@link getResourceGroup} returns: the resource group's outputs, as on a {@link ResourceGroup}. */
-export type GetResourceGroupResult = OutputsOf<ResourceGroup>;
+/** What {@link getResourceGroup} returns: the resource group's outputs, as on a {@link ResourceGroup}, and its members. */
+export type GetResourceGroupResult = Omit<OutputsOf<ResourceGroup>, "members"> & {
+  /** User ids (UUIDs) of the members, sorted: every page of the group's members (`GET /teams/{id}`). */
+  members: string[];
+};
 
 /** The arguments of {@link getResourceGroup}: `id` or `name`, exactly one. */
 export interface GetResourceGroupArgs extends EntityArgs {
@@ -449,21 +491,34 @@ export function getResourceGroupOutput(
 
 /** The filters of {@link getResourceGroups} (the API's filters of its list); every one is optional. */
 export interface GetResourceGroupsArgs extends EntityArgs {
-  /** Only resource groups whose name contains this text (the API's partial match). */
+  /** Only resource groups whose name contains this text (the API's case-insensitive partial match). */
   search?: string;
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `name:asc`. When
+   * given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
+  /**
+   * Only resource groups of this entity (UUID): the active entity or one of its children (`entityId` instead acts in
+   * that entity).
+   */
+  filterEntityId?: string;
 }
 
 /** What {@link getResourceGroups} returns. */
 export interface GetResourceGroupsResult {
-  /** Every resource group the filters select (every page read), by name then id. */
-  resourceGroups: GetResourceGroupResult[];
+  /**
+   * Every resource group the arguments select (every page read): by name then id, or in the API's order when `sort`
+   * is given, without `members` (the list does not carry it: look one up for it).
+   */
+  resourceGroups: Omit<GetResourceGroupResult, "members">[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every resource group the filters select: each page of the API's list read (100 per request), sorted by name then
- * id.
+ * Every resource group the arguments select, which are the API's documented query of its list (`/teams`): each page
+ * read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { resourceGroups, count } = await getResourceGroups({});
@@ -487,8 +542,20 @@ export function getResourceGroupsOutput(
 
 // ---------------------------------------------------------------- users
 
-/** What {@link getUser} returns: the user's outputs, as on a {@link User} (secrets excluded). */
-export type GetUserResult = OutputsOf<User, "password">;
+/**
+ * What {@link getUser} returns: the user's outputs, as on a {@link User} (secrets excluded), with every role and group
+ * the API reports (a User resource has them only where its program manages them).
+ */
+export type GetUserResult = Omit<OutputsOf<User, "password">, "roleNames" | "roles" | "teamIds" | "updatedAt"> & {
+  /** Roles held, sorted. */
+  roleNames: string[];
+  /** Roles held, as the API lists them. */
+  roles: string[];
+  /** Ids of the resource groups the user belongs to, ascending. */
+  teamIds: number[];
+  /** Last change time (ISO 8601). */
+  updatedAt: string;
+};
 
 /** The arguments of {@link getUser}: `id` or `email`, exactly one. */
 export interface GetUserArgs extends EntityArgs {
@@ -519,28 +586,51 @@ export function getUserOutput(args: InputsOf<GetUserArgs>, opts?: LookupOptions)
 
 /** The filters of {@link getUsers} (the API's filters of its list); every one is optional. */
 export interface GetUsersArgs extends EntityArgs {
-  /** Only users whose name or email contains this text (the API's partial match). */
+  /** Only users whose email, first name or last name contains this text (the API's case-insensitive partial match). */
   search?: string;
-  /** Only members of this resource group (integer id). */
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by email, then
+   * id.
+   */
+  sort?: string;
+  /**
+   * Only users of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that
+   * entity).
+   */
+  filterEntityId?: string;
+  /** Leave out the members of this resource group (integer id). */
+  excludeTeamId?: number;
+  /**
+   * Only users with one of these invite statuses: `activated`, `pending` (invitation not accepted yet), `expired`
+   * (invitation older than 7 days).
+   */
+  inviteStatus?: ("activated" | "pending" | "expired")[];
+  /** Only members of this resource group (integer id); `0`: only users in no resource group. */
   teamId?: number;
-  /** Only users with one of these invite statuses. */
-  inviteStatus?: ("pending" | "accepted" | "expired")[];
-  /** Only users with this role (id). */
+  /** Only users holding this role (its id, e.g. `tenant-admin`); `"0"`: only users with no role. */
   roleId?: string;
+  /** `true`: only users in no resource group. */
+  noTeam?: boolean;
+  /** `true`: only users with no role. */
+  noRole?: boolean;
   /** Deleted users: left out (`exclude`, the API's default), `include`d, or `only` them. */
   deletedFilter?: "exclude" | "include" | "only";
 }
 
 /** What {@link getUsers} returns. */
 export interface GetUsersResult {
-  /** Every user the filters select (every page read), by email then id. */
+  /**
+   * Every user the arguments select (every page read): by email then id, or in the API's order when `sort` is given.
+   */
   users: GetUserResult[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every user the filters select: each page of the API's list read (100 per request), sorted by email then id.
+ * Every user the arguments select, which are the API's documented query of its list (`/users`): each page read (100
+ * per request), sorted by email then id unless `sort` asks the API for its order.
  *
  * @example
  * const { users, count } = await getUsers({});
