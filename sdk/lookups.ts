@@ -171,26 +171,67 @@ export function getNetworkOutput(
 
 /** The filters of {@link getNetworks} (the API's filters of its list); every one is optional. */
 export interface GetNetworksArgs extends EntityArgs {
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
+  /** Only networks whose name or CIDR block contains this text (the API's case-insensitive partial match). */
+  search?: string;
   /** Only networks of this region (integer id). */
   regionId?: number;
   /** Only networks of this data center (UUID). */
   datacenterId?: string;
-  /** Only networks of this type. */
+  /** Only networks of this type: `standard` or `custom`. */
   networkType?: "standard" | "custom";
-  /** Only networks whose name contains this text (the API's partial match). */
-  search?: string;
 }
 
 /** What {@link getNetworks} returns. */
 export interface GetNetworksResult {
-  /** Every network the filters select (every page read), by name then id. */
-  networks: GetNetworkResult[];
+  /**
+   * Every network the arguments select (every page read): by name then id, or in the API's order when `sort` is
+   * given.
+   */
+  networks: {
+    id: string;
+    name?: string;
+    datacenterId?: string;
+    networkType?: "standard" | "custom";
+    description?: string;
+    cidrBlock?: string;
+    snatEnabled?: boolean;
+    dhcpServerEnabled?: boolean;
+    dhcpStartAddress?: string;
+    dhcpEndAddress?: string;
+    defaultRouteEnabled?: boolean;
+    defaultRoute?: string;
+    serveDNSServersEnabled?: boolean;
+    dnsServers?: string[];
+    /** Data center name, e.g. fra-1. */
+    datacenterName: string;
+    /** Status reported by the API (Active once created). */
+    status: string;
+    /** Gateway address of the network (the first host of the CIDR block). */
+    gateway: string;
+    /** Address ranges the API hands out to interfaces on this network. */
+    allocationPools: {
+      /** First address of the range. */
+      start: string;
+      /** Last address of the range. */
+      end: string;
+    }[];
+    /** Creation time (ISO 8601). */
+    createdAt: string;
+    /** Last change (ISO 8601). */
+    updatedAt: string;
+  }[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every network the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every network the arguments select, which are the API's documented query of its list (`/resource/networks`): each
+ * page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { networks, count } = await getNetworks({});
@@ -256,32 +297,65 @@ export function getVolumeOutput(args: InputsOf<GetVolumeArgs>, opts?: LookupOpti
 
 /** The filters of {@link getVolumes} (the API's filters of its list); every one is optional. */
 export interface GetVolumesArgs extends EntityArgs {
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
+  /** Only volumes whose name contains this text (the API's case-insensitive partial match). */
+  search?: string;
   /** Only volumes attached to this VM (UUID). */
   virtualMachineId?: string;
   /** Only volumes in this status, e.g. `Available` or `In-use`. */
   status?: string;
   /** Only volumes of this resource group (integer id). */
   teamId?: number;
+  /** Only volumes of this region (integer id). */
+  regionId?: number;
   /** Only volumes of this data center (UUID). */
   datacenterId?: string;
-  /** Only volumes of this volume type. */
+  /** Only volumes of this volume type (its id; see `getVolumeSizes`). */
   volumeTypeId?: number;
+  /** Only volumes of this volume size (its id; see `getVolumeSizes`). */
+  volumeSizeId?: number;
   /** Only volumes of this size in GB. */
   sizeGb?: number;
-  /** Only volumes whose name contains this text (the API's partial match). */
-  search?: string;
 }
 
 /** What {@link getVolumes} returns. */
 export interface GetVolumesResult {
-  /** Every volume the filters select (every page read), by name then id. */
-  volumes: GetVolumeResult[];
+  /**
+   * Every volume the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
+   */
+  volumes: {
+    id: string;
+    name?: string;
+    datacenterId?: string;
+    volumeTypeId?: number;
+    sizeGb?: number;
+    volumeSizeId?: number;
+    teamId?: number;
+    /** Data center name, e.g. `fra-1`. */
+    datacenterName: string;
+    /** Volume type name, e.g. `ssd`. */
+    volumeTypeName: string;
+    /** Creation time (ISO 8601). */
+    createdAt: string;
+    /**
+     * The API's status: `Available` (attached to nothing; only then can it be deleted), `In-use` (attached), or one
+     * in progress (`Creating`, `Attaching`, `Detaching`, `Resizing`, `Deleting`), or `Error`.
+     */
+    status: string;
+    /** The VM the volume is attached to, if any. */
+    virtualMachineId?: string;
+  }[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every volume the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every volume the arguments select, which are the API's documented query of its list (`/resource/volumes`): each
+ * page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { volumes, count } = await getVolumes({});
@@ -342,33 +416,43 @@ export function getVirtualMachineOutput(
 
 /** The filters of {@link getVirtualMachines} (the API's filters of its list); every one is optional. */
 export interface GetVirtualMachinesArgs extends EntityArgs {
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`; fields `name`, `createdAt`,
+   * `updatedAt`, `configuration`, `region`, `datacenter`); the API's default is `createdAt:desc`. When given, the
+   * result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
+  /** Only VMs whose name, private IP or public IP contains this text (the API's case-insensitive partial match). */
+  search?: string;
   /** Only VMs of this resource group (integer id). */
   teamId?: number;
   /** Only VMs of this region (integer id). */
   regionId?: number;
   /** Only VMs of this data center (UUID). */
   datacenterId?: string;
-  /** Only VMs of this configuration. */
+  /** Only VMs of this configuration (integer id). */
   configurationId?: number;
   /** Only VMs of this image, by name. */
   imageName?: string;
   /** Only VMs in this status, e.g. `Running`. */
   status?: string;
-  /** Only VMs whose name contains this text (the API's partial match). */
-  search?: string;
 }
 
 /** What {@link getVirtualMachines} returns. */
 export interface GetVirtualMachinesResult {
-  /** Every virtual machine the filters select (every page read), by name then id. */
+  /**
+   * Every virtual machine the arguments select (every page read): by name then id, or in the API's order when `sort`
+   * is given.
+   */
   virtualMachines: VirtualMachineSummary[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then
- * id.
+ * Every virtual machine the arguments select, which are the API's documented query of its list
+ * (`/resource/virtual-machines`): each page read (100 per request), sorted by name then id unless `sort` asks the API
+ * for its order.
  *
  * @example
  * const { virtualMachines, count } = await getVirtualMachines({});
@@ -435,23 +519,64 @@ export function getGpuVirtualMachineOutput(
 
 /** The filters of {@link getGpuVirtualMachines} (the API's filters of its list); every one is optional. */
 export interface GetGpuVirtualMachinesArgs extends EntityArgs {
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
+  /** Only GPU VMs whose name contains this text (the API's case-insensitive partial match). */
+  search?: string;
   /** Only GPU VMs of this resource group (integer id). */
   teamId?: number;
-  /** Only GPU VMs whose name contains this text (the API's partial match). */
-  search?: string;
 }
 
 /** What {@link getGpuVirtualMachines} returns. */
 export interface GetGpuVirtualMachinesResult {
-  /** Every GPU virtual machine the filters select (every page read), by name then id. */
-  gpuVirtualMachines: GetGpuVirtualMachineResult[];
+  /**
+   * Every GPU virtual machine the arguments select (every page read): by name then id, or in the API's order when
+   * `sort` is given.
+   */
+  gpuVirtualMachines: {
+    id: string;
+    name?: string;
+    datacenterId?: string;
+    seriesId?: number;
+    gpuCount?: 1 | 2 | 4 | 8;
+    teamId?: number;
+    powerState?: "running" | "stopped";
+    imageName?: string;
+    /** Status reported by the API: Creating, Running, Stopped, Deleting or Error. */
+    status: string;
+    /** Public IPv4 address, once provisioned. */
+    publicIp: string | null;
+    /** URL of the GPU VM's JupyterLab, once it has its public IP. */
+    jupyterLabUrl: string | null;
+    /** The GPU series: integer id, name and code. */
+    series: {
+      /** Integer id of the series (the `seriesId` input). */
+      id: number;
+      /** Name of the series, e.g. NVIDIA A100. */
+      name: string;
+      /** Short code of the series, e.g. a100. */
+      code: string;
+    };
+    /** The data center: id and name. */
+    datacenter: {
+      /** Data center (UUID). */
+      id: string;
+      /** Data center name, e.g. fra-1. */
+      name: string;
+    };
+    /** Creation time (ISO 8601). */
+    createdAt: string;
+  }[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every GPU virtual machine the filters select: each page of the API's list read (100 per request), sorted by name
- * then id.
+ * Every GPU virtual machine the arguments select, which are the API's documented query of its list (`/resource/gpu`):
+ * each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { gpuVirtualMachines, count } = await getGpuVirtualMachines({});
@@ -512,21 +637,44 @@ export function getResourceGroupOutput(
 
 /** The filters of {@link getResourceGroups} (the API's filters of its list); every one is optional. */
 export interface GetResourceGroupsArgs extends EntityArgs {
-  /** Only resource groups whose name contains this text (the API's partial match). */
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `name:asc`. When
+   * given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
+  /** Only resource groups whose name contains this text (the API's case-insensitive partial match). */
   search?: string;
+  /**
+   * Only resource groups of this entity (UUID): the active entity or one of its children (`entityId` instead acts in
+   * that entity).
+   */
+  filterEntityId?: string;
 }
 
 /** What {@link getResourceGroups} returns. */
 export interface GetResourceGroupsResult {
-  /** Every resource group the filters select (every page read), by name then id. */
-  resourceGroups: GetResourceGroupResult[];
+  /**
+   * Every resource group the arguments select (every page read): by name then id, or in the API's order when `sort`
+   * is given, without `members` (the list does not carry it: look one up for it).
+   */
+  resourceGroups: {
+    id: string;
+    name?: string;
+    parentTeamId?: number;
+    /** The integer group id (the Pulumi `id` is the same number as text). */
+    teamId: number;
+    /** The entity (UUID) the group belongs to. */
+    entityId: string;
+    /** Creation time (ISO 8601). */
+    createdAt: string;
+  }[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every resource group the filters select: each page of the API's list read (100 per request), sorted by name then
- * id.
+ * Every resource group the arguments select, which are the API's documented query of its list (`/teams`): each page
+ * read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  *
  * @example
  * const { resourceGroups, count } = await getResourceGroups({});
@@ -584,28 +732,73 @@ export function getUserOutput(args: InputsOf<GetUserArgs>, opts?: LookupOptions)
 
 /** The filters of {@link getUsers} (the API's filters of its list); every one is optional. */
 export interface GetUsersArgs extends EntityArgs {
-  /** Only users whose name or email contains this text (the API's partial match). */
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by email, then
+   * id.
+   */
+  sort?: string;
+  /** Only users whose email, first name or last name contains this text (the API's case-insensitive partial match). */
   search?: string;
-  /** Only members of this resource group (integer id). */
+  /**
+   * Only users of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that
+   * entity).
+   */
+  filterEntityId?: string;
+  /** Leave out the members of this resource group (integer id). */
+  excludeTeamId?: number;
+  /**
+   * Only users with one of these invite statuses: `activated`, `pending` (invitation not accepted yet), `expired`
+   * (invitation older than 7 days).
+   */
+  inviteStatus?: ("activated" | "pending" | "expired")[];
+  /** Only members of this resource group (integer id); `0`: only users in no resource group. */
   teamId?: number;
-  /** Only users with one of these invite statuses. */
-  inviteStatus?: ("pending" | "accepted" | "expired")[];
-  /** Only users with this role (id). */
+  /** Only users holding this role (its id, e.g. `tenant-admin`); `"0"`: only users with no role. */
   roleId?: string;
+  /** `true`: only users in no resource group. */
+  noTeam?: boolean;
+  /** `true`: only users with no role. */
+  noRole?: boolean;
   /** Deleted users: left out (`exclude`, the API's default), `include`d, or `only` them. */
   deletedFilter?: "exclude" | "include" | "only";
 }
 
 /** What {@link getUsers} returns. */
 export interface GetUsersResult {
-  /** Every user the filters select (every page read), by email then id. */
-  users: GetUserResult[];
+  /**
+   * Every user the arguments select (every page read): by email then id, or in the API's order when `sort` is given.
+   */
+  users: {
+    id: string;
+    email?: string;
+    firstName?: string;
+    lastName?: string;
+    /** Roles held, sorted. */
+    roleNames: string[];
+    /** Ids of the resource groups the user belongs to, ascending. */
+    teamIds: number[];
+    entityId?: string;
+    /** Display name: "first last", or the email when the user has no name. */
+    name: string;
+    /** Roles held, as the API lists them. */
+    roles: string[];
+    /** `activated`, `pending` (invitation not accepted yet) or `expired` (invitation older than 7 days). */
+    inviteStatus: "activated" | "pending" | "expired";
+    /** Always true: two-factor authentication is mandatory. */
+    twoFactorEnabled: boolean;
+    /** Creation time (ISO 8601). */
+    createdAt: string;
+    /** Last change time (ISO 8601). */
+    updatedAt: string;
+  }[];
   /** How many there are. */
   count: number;
 }
 
 /**
- * Every user the filters select: each page of the API's list read (100 per request), sorted by email then id.
+ * Every user the arguments select, which are the API's documented query of its list (`/users`): each page read (100
+ * per request), sorted by email then id unless `sort` asks the API for its order.
  *
  * @example
  * const { users, count } = await getUsers({});

@@ -390,10 +390,12 @@ function functionSpecs(root: string, sink: TypeSink): Record<string, unknown> {
         : data.members(cap)
       : new Map<string, Declared>();
     if (fn.describes !== undefined) {
+      // What the function reports otherwise than the resource is described by the function (its `.describe()`).
+      const own = new Set(fn.ownResults);
       const item: Described = {
         members: new Map([
           ["id", { description: `The ${fn.describes}'s id (its Pulumi id).` }],
-          ...outputDocs(kinds[fn.describes]),
+          ...[...outputDocs(kinds[fn.describes])].filter(([key]) => !own.has(key)),
         ]),
       };
       const { single, plural } = lookupNames(fn.describes);

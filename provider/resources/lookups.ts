@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Uuid } from "../api";
+import { routes, User as ApiUser, Uuid, type QueryOf } from "../api";
 import type { CloudClient, ItemOf, PagedRouteName } from "../client";
 import * as data from "./data";
 import type { HandlerContext } from "./context";
@@ -39,13 +39,17 @@ export interface DataFunction {
    * result); items of their own (`listItem`) describe themselves.
    */
   describes?: LookupKindName;
+  /**
+   * Result members (of the result, or of the list's items) that the function describes itself (their `.describe()`),
+   * not the kind: what a lookup reports otherwise than the resource (e.g. a user's roles, whoever granted them).
+   */
+  ownResults?: readonly string[];
   /** The call, with the context of the host's configuration. */
   call(ctx: HandlerContext, args: never): Promise<unknown>;
 }
 
-const entityIdArg = Uuid.optional().describe(
-  "Entity (UUID) to read in: a child entity of the configured one. Default: the configured entity.",
-);
+const entityIdText = "Entity (UUID) to read in: a child entity of the configured one. Default: the configured entity.";
+const entityIdArg = Uuid.optional().describe(entityIdText);
 
 // ---------------------------------------------------------------- shared reads
 
@@ -117,6 +121,9 @@ const gatherers = new WeakMap<CloudClient, Map<string, NameGatherer>>();
 
 // ---------------------------------------------------------------- the kinds
 
+/** A list route's query parameters that are arguments of its list function: all but paging (every page is read). */
+type ListParam<N extends PagedRouteName> = Exclude<keyof NonNullable<QueryOf<N>>, "page" | "limit"> & string;
+
 /** How to read one kind: its list route and name field, by id, and its list items as outputs. */
 interface LookupKind<N extends PagedRouteName> {
   /** The entity the messages name, e.g. `network`. */
@@ -131,15 +138,26 @@ interface LookupKind<N extends PagedRouteName> {
   byId(ctx: HandlerContext, id: string, entityId: string | undefined): Promise<Props>;
   /** A list item's outputs. */
   outputsOfItem(item: ItemOf<N>, entityId: string | undefined): Promise<Props> | Props;
-  /** The list filters: argument name → query parameter, schema and description. */
-  filters: Record<string, { param: string; schema: z.ZodType; description: string }>;
+  /** The list item carries less than the single lookup returns: the one found by name is read again by id. */
+  readFound?: true;
+  /**
+   * The list function's arguments are the route's documented query (its schema in provider/api), less paging: this
+   * describes each, by query parameter. Their names and types come from the contract, not from here.
+   */
+  queryDescriptions: Record<ListParam<N>, string>;
   /** Items of the list result, when they are not the single result (VM list items carry less than the detail). */
   listItem?: z.ZodObject;
+  /** Members of the single result the list's items leave out (the list route does not carry them). */
+  listOmits?: readonly string[];
   /**
-   * What the lookup reports beyond the resource's state: values that move with other resources, which the resource
-   * leaves out to keep refresh quiet (a volume's status and VM move with its VolumeAttachment).
+   * What the lookup reports otherwise than the resource, typed and described here (these members override the
+   * resource's): values the resource leaves out or keeps only where the program manages them, so that refresh stays
+   * quiet (a volume's status and VM move with its VolumeAttachment; a user's roles and groups with UserRole and
+   * ResourceGroupMember resources). A lookup returns what the API reports.
    */
-  extra?: z.ZodObject;
+  reported?: z.ZodObject;
+  /** The resource's outputs that are no fact the API reports, but a rule of the resource (a volume's `failed`). */
+  resourceOnly?: readonly string[];
 }
 
 const entityQuery = (entityId: string | undefined) => (entityId ? { entityId } : {});
@@ -149,10 +167,16 @@ const teamNumber = (id: string) => {
   return Number(id);
 };
 
-const f = <S extends z.ZodType>(param: string, schema: S, description: string) => ({ param, schema, description });
+/** The description of a list's `search`: what the API matches it against. */
+const searchText = (plural: string, fields: string) =>
+  `Only ${plural} whose ${fields} contains this text (the API's case-insensitive partial match).`;
+/** The description of a list's `sort`: the API's default order and its fields, when the spec names them. */
+const sortText = (byDefault: string, fields?: string, nameField = "name") =>
+  `The API's order of the list, \`field:direction\` (direction \`asc\` or \`desc\`${fields ? `; fields ${fields}` : ""}); the API's default is \`${byDefault}\`. ` +
+  `When given, the result keeps the API's order; without it the result is sorted by ${nameField}, then id.`;
 
 /** A volume's lookup result beyond its state: what an attachment changes. */
-const VolumeLookupExtra = z.object({
+const VolumeReported = z.object({
   status: z
     .string()
     .describe(
@@ -165,7 +189,33 @@ const volumeLookupOutputs = (item: ItemOf<"listVolumes">): Props => ({
   status: item.status,
   virtualMachineId: item.virtualMachineId ?? undefined,
 });
-const int = z.number().int().positive();
+
+/** A user as the API reports it: every role and group, whoever granted them. */
+const UserReported = z.object({
+  roleNames: ApiUser.shape.roles.describe("Roles held, sorted."),
+  roles: ApiUser.shape.roles.describe("Roles held, as the API lists them."),
+  teamIds: ApiUser.shape.teamIds.describe("Ids of the resource groups the user belongs to, ascending."),
+  updatedAt: ApiUser.shape.updatedAt.describe("Last change time (ISO 8601)."),
+});
+
+/** A resource group as the API reports it: its members too. */
+const ResourceGroupReported = z.object({
+  members: z
+    .array(ApiUser.shape.id)
+    .describe("User ids (UUIDs) of the members, sorted: every page of the group's members (`GET /teams/{id}`)."),
+});
+
+/** A group's detail and every one of its members (`GET /teams/{id}` pages them, 100 per request). */
+async function teamWithMembers(ctx: HandlerContext, id: number, entityId: string | undefined): Promise<Props> {
+  const members: string[] = [];
+  for (let page = 1; ; page++) {
+    const detail = await ctx.api.getTeam({ params: { id }, query: { page, limit: 100, ...entityQuery(entityId) } });
+    members.push(...detail.members.map((m) => m.id));
+    if (!detail.membersMeta.hasNextPage || detail.members.length === 0) {
+      return { ...groupOutputs({}, detail, []), members: [...new Set(members)].sort() };
+    }
+  }
+}
 
 const lookupKinds = {
   Network: {
@@ -177,15 +227,13 @@ const lookupKinds = {
     byId: async (ctx, id, entityId) =>
       networkOutputs({}, await ctx.api.getNetwork({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => networkOutputs({}, item),
-    filters: {
-      regionId: f("filter[regionId]", int, "Only networks of this region (integer id)."),
-      datacenterId: f("filter[datacenterId]", Uuid, "Only networks of this data center (UUID)."),
-      networkType: f("filter[networkType]", z.enum(["standard", "custom"]), "Only networks of this type."),
-      search: f(
-        "search",
-        z.string().min(1).max(200),
-        "Only networks whose name contains this text (the API's partial match).",
-      ),
+    queryDescriptions: {
+      entityId: entityIdText,
+      search: searchText("networks", "name or CIDR block"),
+      sort: sortText("createdAt:desc"),
+      "filter[regionId]": "Only networks of this region (integer id).",
+      "filter[datacenterId]": "Only networks of this data center (UUID).",
+      "filter[networkType]": "Only networks of this type: `standard` or `custom`.",
     },
   } satisfies LookupKind<"listNetworks">,
   Volume: {
@@ -197,19 +245,20 @@ const lookupKinds = {
     byId: async (ctx, id, entityId) =>
       volumeLookupOutputs(await ctx.api.getVolume({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: volumeLookupOutputs,
-    extra: VolumeLookupExtra,
-    filters: {
-      virtualMachineId: f("filter[virtualMachineId]", Uuid, "Only volumes attached to this VM (UUID)."),
-      status: f("filter[status]", z.string().min(1), "Only volumes in this status, e.g. `Available` or `In-use`."),
-      teamId: f("filter[teamId]", int, "Only volumes of this resource group (integer id)."),
-      datacenterId: f("filter[datacenterId]", Uuid, "Only volumes of this data center (UUID)."),
-      volumeTypeId: f("filter[volumeTypeId]", int, "Only volumes of this volume type."),
-      sizeGb: f("filter[sizeGb]", int, "Only volumes of this size in GB."),
-      search: f(
-        "search",
-        z.string().min(1).max(200),
-        "Only volumes whose name contains this text (the API's partial match).",
-      ),
+    reported: VolumeReported,
+    resourceOnly: ["failed"],
+    queryDescriptions: {
+      entityId: entityIdText,
+      search: searchText("volumes", "name"),
+      sort: sortText("createdAt:desc"),
+      "filter[virtualMachineId]": "Only volumes attached to this VM (UUID).",
+      "filter[status]": "Only volumes in this status, e.g. `Available` or `In-use`.",
+      "filter[teamId]": "Only volumes of this resource group (integer id).",
+      "filter[regionId]": "Only volumes of this region (integer id).",
+      "filter[datacenterId]": "Only volumes of this data center (UUID).",
+      "filter[volumeTypeId]": "Only volumes of this volume type (its id; see `getVolumeSizes`).",
+      "filter[volumeSizeId]": "Only volumes of this volume size (its id; see `getVolumeSizes`).",
+      "filter[sizeGb]": "Only volumes of this size in GB.",
     },
   } satisfies LookupKind<"listVolumes">,
   VirtualMachine: {
@@ -224,6 +273,7 @@ const lookupKinds = {
         await observe(ctx, await ctx.api.getVm({ params: { id }, query: entityQuery(entityId) })),
         undefined,
       ),
+    readFound: true,
     outputsOfItem: (item) => ({
       id: item.id,
       name: item.name,
@@ -240,18 +290,16 @@ const lookupKinds = {
       createdAt: item.createdAt,
       updatedAt: item.updatedAt,
     }),
-    filters: {
-      teamId: f("filter[teamId]", int, "Only VMs of this resource group (integer id)."),
-      regionId: f("filter[regionId]", int, "Only VMs of this region (integer id)."),
-      datacenterId: f("filter[datacenterId]", Uuid, "Only VMs of this data center (UUID)."),
-      configurationId: f("filter[configurationId]", int, "Only VMs of this configuration."),
-      imageName: f("filter[imageName]", z.string().min(1), "Only VMs of this image, by name."),
-      status: f("filter[status]", z.string().min(1), "Only VMs in this status, e.g. `Running`."),
-      search: f(
-        "search",
-        z.string().min(1).max(200),
-        "Only VMs whose name contains this text (the API's partial match).",
-      ),
+    queryDescriptions: {
+      entityId: entityIdText,
+      search: searchText("VMs", "name, private IP or public IP"),
+      sort: sortText("createdAt:desc", "`name`, `createdAt`, `updatedAt`, `configuration`, `region`, `datacenter`"),
+      "filter[teamId]": "Only VMs of this resource group (integer id).",
+      "filter[regionId]": "Only VMs of this region (integer id).",
+      "filter[datacenterId]": "Only VMs of this data center (UUID).",
+      "filter[configurationId]": "Only VMs of this configuration (integer id).",
+      "filter[imageName]": "Only VMs of this image, by name.",
+      "filter[status]": "Only VMs in this status, e.g. `Running`.",
     },
     listItem: z.object({
       id: z.string().describe("VM id (UUID)."),
@@ -279,13 +327,11 @@ const lookupKinds = {
     byId: async (ctx, id, entityId) =>
       gpuOutputs({}, await ctx.api.getGpuVm({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => gpuOutputs({}, item),
-    filters: {
-      teamId: f("filter[teamId]", int, "Only GPU VMs of this resource group (integer id)."),
-      search: f(
-        "search",
-        z.string().min(1).max(200),
-        "Only GPU VMs whose name contains this text (the API's partial match).",
-      ),
+    queryDescriptions: {
+      entityId: entityIdText,
+      search: searchText("GPU VMs", "name"),
+      sort: sortText("createdAt:desc"),
+      "filter[teamId]": "Only GPU VMs of this resource group (integer id).",
     },
   } satisfies LookupKind<"listGpuVms">,
   ResourceGroup: {
@@ -294,15 +340,17 @@ const lookupKinds = {
     kind: resourceGroup,
     route: "listTeams",
     nameField: "name",
-    byId: async (ctx, id, entityId) =>
-      groupOutputs({}, await ctx.api.getTeam({ params: { id: teamNumber(id) }, query: entityQuery(entityId) }), []),
+    byId: (ctx, id, entityId) => teamWithMembers(ctx, teamNumber(id), entityId),
+    readFound: true,
     outputsOfItem: (item) => groupOutputs({}, item, []),
-    filters: {
-      search: f(
-        "search",
-        z.string().min(1).max(200),
-        "Only resource groups whose name contains this text (the API's partial match).",
-      ),
+    reported: ResourceGroupReported,
+    listOmits: ["members"],
+    queryDescriptions: {
+      entityId: entityIdText,
+      search: searchText("resource groups", "name"),
+      sort: sortText("name:asc"),
+      "filter[entityId]":
+        "Only resource groups of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that entity).",
     },
   } satisfies LookupKind<"listTeams">,
   User: {
@@ -314,24 +362,21 @@ const lookupKinds = {
     byId: async (ctx, id, entityId) =>
       userOutputs({}, await ctx.api.getUser({ params: { id }, query: entityQuery(entityId) })),
     outputsOfItem: (item) => userOutputs({}, item),
-    filters: {
-      search: f(
-        "search",
-        z.string().min(1).max(200),
-        "Only users whose name or email contains this text (the API's partial match).",
-      ),
-      teamId: f("teamId", int, "Only members of this resource group (integer id)."),
-      inviteStatus: f(
-        "inviteStatus",
-        z.array(z.enum(["pending", "accepted", "expired"])).min(1),
-        "Only users with one of these invite statuses.",
-      ),
-      roleId: f("roleId", z.string().min(1), "Only users with this role (id)."),
-      deletedFilter: f(
-        "deletedFilter",
-        z.enum(["exclude", "include", "only"]),
-        "Deleted users: left out (`exclude`, the API's default), `include`d, or `only` them.",
-      ),
+    reported: UserReported,
+    queryDescriptions: {
+      entityId: entityIdText,
+      search: searchText("users", "email, first name or last name"),
+      sort: sortText("createdAt:desc", undefined, "email"),
+      "filter[entityId]":
+        "Only users of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that entity).",
+      "filter[excludeTeamId]": "Leave out the members of this resource group (integer id).",
+      inviteStatus:
+        "Only users with one of these invite statuses: `activated`, `pending` (invitation not accepted yet), `expired` (invitation older than 7 days).",
+      teamId: "Only members of this resource group (integer id); `0`: only users in no resource group.",
+      roleId: 'Only users holding this role (its id, e.g. `tenant-admin`); `"0"`: only users with no role.',
+      noTeam: "`true`: only users in no resource group.",
+      noRole: "`true`: only users with no role.",
+      deletedFilter: "Deleted users: left out (`exclude`, the API's default), `include`d, or `only` them.",
     },
   } satisfies LookupKind<"listUsers">,
 } as const;
@@ -353,7 +398,10 @@ function lookupError(code: "LOOKUP_NO_MATCH" | "LOOKUP_AMBIGUOUS" | "ID_INVALID"
   return Object.assign(new CodedError(code, message), { name: "LookupError" });
 }
 
-/** A lookup's result schema: `id`, the kind's reported inputs, its outputs and the lookup's extra, without secrets. */
+/**
+ * A lookup's result schema: `id`, the kind's reported inputs and its outputs, less what is a rule of the resource
+ * rather than a fact of the API (`resourceOnly`) and its secrets, with what the lookup reports otherwise (`reported`).
+ */
 function resultOf(kind: AnyLookupKind): z.ZodObject {
   const inputs = kind.kind.inputs;
   const shape: Record<string, z.ZodType> = { id: z.string() };
@@ -362,14 +410,18 @@ function resultOf(kind: AnyLookupKind): z.ZodObject {
     if (field.reported !== "never" && inputShape[key]) shape[key] = (inputShape[key] as z.ZodType).optional();
   }
   for (const [key, value] of Object.entries(kind.kind.outputs.shape)) shape[key] = value as z.ZodType;
-  for (const [key, value] of Object.entries(kind.extra?.shape ?? {})) shape[key] = value as z.ZodType;
-  for (const key of kind.kind.secretOutputs ?? []) delete shape[key];
+  for (const [key, value] of Object.entries(kind.reported?.shape ?? {})) shape[key] = value as z.ZodType;
+  for (const key of [...(kind.kind.secretOutputs ?? []), ...(kind.resourceOnly ?? [])]) delete shape[key];
   return z.object(shape);
 }
 
-const withoutSecrets = (kind: AnyLookupKind, props: Props): Props =>
+/** The result of a lookup: no secret, nothing that is only a rule of the resource, no undefined member. */
+const returned = (kind: AnyLookupKind, props: Props): Props =>
   Object.fromEntries(
-    Object.entries(props).filter(([key, value]) => !kind.kind.secretOutputs?.includes(key) && value !== undefined),
+    Object.entries(props).filter(
+      ([key, value]) =>
+        !kind.kind.secretOutputs?.includes(key) && !kind.resourceOnly?.includes(key) && value !== undefined,
+    ),
   );
 
 // ---------------------------------------------------------------- one resource
@@ -440,7 +492,7 @@ export async function lookupOne(ctx: HandlerContext, name: LookupKindName, args:
         );
       throw error;
     });
-    return { ...withoutSecrets(kind, outputs), id };
+    return { ...returned(kind, outputs), id };
   }
   const wanted = args[kind.nameField] as string;
   const api = ctx.api;
@@ -479,43 +531,101 @@ export async function lookupOne(ctx: HandlerContext, name: LookupKindName, args:
     );
   }
   const found = matches[0]!;
-  // VM list items carry less than the resource: read the one found by id.
-  const outputs =
-    name === "VirtualMachine"
-      ? await kind.byId(ctx, found.id, entityId)
-      : await kind.outputsOfItem(found as never, entityId);
-  return { ...withoutSecrets(kind, outputs), id: String(found.id) };
+  // VM and group list items carry less than the lookup returns: read the one found by id.
+  const outputs = kind.readFound
+    ? await kind.byId(ctx, String(found.id), entityId)
+    : await kind.outputsOfItem(found as never, entityId);
+  return { ...returned(kind, outputs), id: String(found.id) };
 }
 
 // ---------------------------------------------------------------- lists
 
-function listArgs(kind: AnyLookupKind) {
-  const shape: Record<string, z.ZodType> = { entityId: entityIdArg };
-  for (const [key, filter] of Object.entries(kind.filters)) {
-    shape[key] = filter.schema.optional().describe(filter.description);
+/** Query parameters that are no argument: paging (every page is read, 100 per request). */
+const pagingParams: ReadonlySet<string> = new Set(["page", "limit"]);
+
+/**
+ * The argument each query parameter of a list route is (parameter → argument), paging aside: `filter[x]` is `x`,
+ * unless the query has a parameter `x` of its own (the users' and groups' `filter[entityId]` beside `entityId`): then
+ * `filterX`. Any other parameter keeps its name.
+ */
+export function argumentNames(query: z.ZodObject): Map<string, string> {
+  const params = Object.keys(query.shape).filter((param) => !pagingParams.has(param));
+  const names = new Map<string, string>();
+  for (const param of params) {
+    const inner = /^filter\[(.+)\]$/.exec(param)?.[1];
+    const name =
+      inner === undefined
+        ? param
+        : params.includes(inner)
+          ? `filter${inner[0]!.toUpperCase()}${inner.slice(1)}`
+          : inner;
+    if ([...names.values()].includes(name)) throw new Error(`two query parameters would be the argument ${name}`);
+    names.set(param, name);
   }
-  return z.strictObject(shape);
+  return names;
+}
+
+/**
+ * A query parameter's value as an argument: the contract's schema of the value, without its wire form (the query
+ * string's text, which `qInt`, `qBool` and `qList` parse into numbers, booleans and lists).
+ */
+export function argumentSchema(param: z.ZodType): z.ZodType {
+  let schema = param;
+  while (schema instanceof z.ZodOptional) schema = schema.unwrap() as z.ZodType;
+  if (schema instanceof z.ZodPipe && schema.in instanceof z.ZodTransform) schema = schema.out as z.ZodType;
+  return schema;
+}
+
+/** A list function's arguments, from its route's documented query, and the query parameter of each. */
+function listArgs(kind: AnyLookupKind): { args: z.ZodObject; params: Map<string, string> } {
+  const query = routes[kind.route].query as z.ZodObject;
+  const names = argumentNames(query);
+  const shape: Record<string, z.ZodType> = {};
+  const params = new Map<string, string>();
+  const descriptions = kind.queryDescriptions as Record<string, string>;
+  for (const [param, name] of names) {
+    const description = descriptions[param];
+    if (description === undefined) throw new Error(`${kind.route}: the query parameter ${param} is not described`);
+    shape[name] = argumentSchema(query.shape[param] as z.ZodType)
+      .optional()
+      .describe(description);
+    params.set(name, param);
+  }
+  const known = [...params.keys()];
+  const args = z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `unknown argument(s) ${issue.keys.map((k) => `\`${k}\``).join(", ")}: the arguments are ${known.map((k) => `\`${k}\``).join(", ")} (the API's documented query of ${routes[kind.route].path})`
+        : undefined,
+  });
+  return { args, params };
 }
 
 const byNameThenId = (nameField: string) => (a: Props, b: Props) =>
   String(a[nameField]).localeCompare(String(b[nameField])) || String(a.id).localeCompare(String(b.id));
 
-/** Every resource of a kind that the filters select (every page), sorted by name then id, and how many. */
-export async function lookupList(ctx: HandlerContext, name: LookupKindName, args: Props): Promise<Props> {
-  const kind = kindOf(name);
-  const query: Record<string, unknown> = { ...entityQuery(args.entityId as string | undefined) };
-  for (const [key, filter] of Object.entries(kind.filters)) {
-    const value = args[key];
-    if (value !== undefined) query[filter.param] = Array.isArray(value) ? value.join(",") : value;
-  }
+/**
+ * Every resource of a kind that the arguments select (every page), and how many: in the API's order when `sort` is
+ * given, else sorted by name then id. Each argument is sent as its query parameter (a list as the parameter repeated).
+ */
+async function lookupList(
+  ctx: HandlerContext,
+  kind: AnyLookupKind,
+  params: ReadonlyMap<string, string>,
+  args: Props,
+): Promise<Props> {
+  const query: Record<string, unknown> = {};
+  for (const [name, param] of params) if (args[name] !== undefined) query[param] = args[name];
   const items = await listEvery(ctx.api, kind.route, query);
+  const entityId = args.entityId as string | undefined;
   const outputs = await Promise.all(
-    items.map(async (item) => ({
-      ...withoutSecrets(kind, await kind.outputsOfItem(item as never, args.entityId as string | undefined)),
-      id: String((item as { id: string | number }).id),
-    })),
+    items.map(async (item) => {
+      const props = returned(kind, await kind.outputsOfItem(item as never, entityId));
+      for (const key of kind.listOmits ?? []) delete props[key];
+      return { ...props, id: String((item as { id: string | number }).id) };
+    }),
   );
-  outputs.sort(byNameThenId(kind.nameField));
+  if (args.sort === undefined) outputs.sort(byNameThenId(kind.nameField));
   return { [kind.plural]: outputs, count: outputs.length };
 }
 
@@ -594,25 +704,37 @@ function registry(): Record<string, DataFunction> {
         `One ${kind.noun}, by id or by exact ${kind.nameField} (every page of the API's partial-match search is read, and only exact matches kept): its outputs, as a \`${name}\` has them. ` +
         `No match is an error naming the ${kind.nameField} and the closest found; several matches an error listing their ids and creation times (look up by id then).`,
       describes: name,
+      ...(kind.reported ? { ownResults: Object.keys(kind.reported.shape) } : {}),
       call: ((ctx: HandlerContext, args: Props) => lookupOne(ctx, name, args)) as (
         ctx: HandlerContext,
         args: never,
       ) => Promise<unknown>,
     };
     const list = listArgs(kind);
+    const omitted = kind.listOmits ?? [];
+    const item =
+      kind.listItem ??
+      z.object(Object.fromEntries(Object.entries(single.shape).filter(([key]) => !omitted.includes(key))));
+    const leftOut =
+      omitted.length > 0
+        ? `, without ${omitted.map((k) => `\`${k}\``).join(", ")} (the list does not carry it: look one up for it)`
+        : "";
     functions[pluralName(name)] = {
-      args: list as z.ZodType<Props>,
-      argsShape: list,
+      args: list.args as z.ZodType<Props>,
+      argsShape: list.args,
       result: z.object({
         [kind.plural]: z
-          .array(kind.listItem ?? single)
-          .describe(`Every ${kind.noun} the filters select (every page read), by ${kind.nameField} then id.`),
+          .array(item)
+          .describe(
+            `Every ${kind.noun} the arguments select (every page read): by ${kind.nameField} then id, or in the API's order when \`sort\` is given${leftOut}.`,
+          ),
         count: z.number().int().describe("How many there are."),
       }),
-      description: `Every ${kind.noun} the filters select: each page of the API's list read (100 per request), sorted by ${kind.nameField} then id.`,
+      description: `Every ${kind.noun} the arguments select, which are the API's documented query of its list (\`${routes[kind.route].path}\`): each page read (100 per request), sorted by ${kind.nameField} then id unless \`sort\` asks the API for its order.`,
       // Items of their own (a VM list's) describe themselves; others are the single result, which the kind describes.
       ...(kind.listItem ? {} : { describes: name }),
-      call: ((ctx: HandlerContext, args: Props) => lookupList(ctx, name, args)) as (
+      ...(kind.reported ? { ownResults: Object.keys(kind.reported.shape) } : {}),
+      call: ((ctx: HandlerContext, args: Props) => lookupList(ctx, kind, list.params, args)) as (
         ctx: HandlerContext,
         args: never,
       ) => Promise<unknown>,

@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * Every GPU virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every GPU virtual machine the arguments select, which are the API's documented query of its list (`/resource/gpu`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getGpuVirtualMachines(args?: GetGpuVirtualMachinesArgs, opts?: pulumi.InvokeOptions): Promise<GetGpuVirtualMachinesResult> {
     args = args || {};
@@ -15,6 +15,7 @@ export function getGpuVirtualMachines(args?: GetGpuVirtualMachinesArgs, opts?: p
     return pulumi.runtime.invoke("cloudinfra:index:getGpuVirtualMachines", {
         "entityId": args.entityId,
         "search": args.search,
+        "sort": args.sort,
         "teamId": args.teamId,
     }, opts);
 }
@@ -25,9 +26,13 @@ export interface GetGpuVirtualMachinesArgs {
      */
     entityId?: string;
     /**
-     * Only GPU VMs whose name contains this text (the API's partial match).
+     * Only GPU VMs whose name contains this text (the API's case-insensitive partial match).
      */
     search?: string;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: string;
     /**
      * Only GPU VMs of this resource group (integer id).
      */
@@ -40,12 +45,12 @@ export interface GetGpuVirtualMachinesResult {
      */
     readonly count: number;
     /**
-     * Every GPU virtual machine the filters select (every page read), by name then id.
+     * Every GPU virtual machine the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
      */
     readonly gpuVirtualMachines: outputs.GetGpuVirtualMachinesResultGpuVirtualMachines[];
 }
 /**
- * Every GPU virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every GPU virtual machine the arguments select, which are the API's documented query of its list (`/resource/gpu`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getGpuVirtualMachinesOutput(args?: GetGpuVirtualMachinesOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetGpuVirtualMachinesResult> {
     args = args || {};
@@ -53,6 +58,7 @@ export function getGpuVirtualMachinesOutput(args?: GetGpuVirtualMachinesOutputAr
     return pulumi.runtime.invokeOutput("cloudinfra:index:getGpuVirtualMachines", {
         "entityId": args.entityId,
         "search": args.search,
+        "sort": args.sort,
         "teamId": args.teamId,
     }, opts);
 }
@@ -63,9 +69,13 @@ export interface GetGpuVirtualMachinesOutputArgs {
      */
     entityId?: pulumi.Input<string | undefined>;
     /**
-     * Only GPU VMs whose name contains this text (the API's partial match).
+     * Only GPU VMs whose name contains this text (the API's case-insensitive partial match).
      */
     search?: pulumi.Input<string | undefined>;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: pulumi.Input<string | undefined>;
     /**
      * Only GPU VMs of this resource group (integer id).
      */

@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * Every network the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every network the arguments select, which are the API's documented query of its list (`/resource/networks`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getNetworks(args?: GetNetworksArgs, opts?: pulumi.InvokeOptions): Promise<GetNetworksResult> {
     args = args || {};
@@ -18,6 +18,7 @@ export function getNetworks(args?: GetNetworksArgs, opts?: pulumi.InvokeOptions)
         "networkType": args.networkType,
         "regionId": args.regionId,
         "search": args.search,
+        "sort": args.sort,
     }, opts);
 }
 
@@ -31,7 +32,7 @@ export interface GetNetworksArgs {
      */
     entityId?: string;
     /**
-     * Only networks of this type.
+     * Only networks of this type: `standard` or `custom`.
      */
     networkType?: string;
     /**
@@ -39,9 +40,13 @@ export interface GetNetworksArgs {
      */
     regionId?: number;
     /**
-     * Only networks whose name contains this text (the API's partial match).
+     * Only networks whose name or CIDR block contains this text (the API's case-insensitive partial match).
      */
     search?: string;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: string;
 }
 
 export interface GetNetworksResult {
@@ -50,12 +55,12 @@ export interface GetNetworksResult {
      */
     readonly count: number;
     /**
-     * Every network the filters select (every page read), by name then id.
+     * Every network the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
      */
     readonly networks: outputs.GetNetworksResultNetworks[];
 }
 /**
- * Every network the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every network the arguments select, which are the API's documented query of its list (`/resource/networks`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getNetworksOutput(args?: GetNetworksOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetNetworksResult> {
     args = args || {};
@@ -66,6 +71,7 @@ export function getNetworksOutput(args?: GetNetworksOutputArgs, opts?: pulumi.In
         "networkType": args.networkType,
         "regionId": args.regionId,
         "search": args.search,
+        "sort": args.sort,
     }, opts);
 }
 
@@ -79,7 +85,7 @@ export interface GetNetworksOutputArgs {
      */
     entityId?: pulumi.Input<string | undefined>;
     /**
-     * Only networks of this type.
+     * Only networks of this type: `standard` or `custom`.
      */
     networkType?: pulumi.Input<string | undefined>;
     /**
@@ -87,7 +93,11 @@ export interface GetNetworksOutputArgs {
      */
     regionId?: pulumi.Input<number | undefined>;
     /**
-     * Only networks whose name contains this text (the API's partial match).
+     * Only networks whose name or CIDR block contains this text (the API's case-insensitive partial match).
      */
     search?: pulumi.Input<string | undefined>;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: pulumi.Input<string | undefined>;
 }

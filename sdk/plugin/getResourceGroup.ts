@@ -46,9 +46,9 @@ export interface GetResourceGroupResult {
      */
     readonly id: string;
     /**
-     * User ids of the members, sorted, when the program manages `members` (else undefined).
+     * User ids (UUIDs) of the members, sorted: every page of the group's members (`GET /teams/{id}`).
      */
-    readonly members?: any;
+    readonly members: string[];
     /**
      * Name of the group.
      */

@@ -7,14 +7,16 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * Every resource group the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every resource group the arguments select, which are the API's documented query of its list (`/teams`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getResourceGroups(args?: GetResourceGroupsArgs, opts?: pulumi.InvokeOptions): Promise<GetResourceGroupsResult> {
     args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invoke("cloudinfra:index:getResourceGroups", {
         "entityId": args.entityId,
+        "filterEntityId": args.filterEntityId,
         "search": args.search,
+        "sort": args.sort,
     }, opts);
 }
 
@@ -24,9 +26,17 @@ export interface GetResourceGroupsArgs {
      */
     entityId?: string;
     /**
-     * Only resource groups whose name contains this text (the API's partial match).
+     * Only resource groups of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that entity).
+     */
+    filterEntityId?: string;
+    /**
+     * Only resource groups whose name contains this text (the API's case-insensitive partial match).
      */
     search?: string;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `name:asc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: string;
 }
 
 export interface GetResourceGroupsResult {
@@ -35,19 +45,21 @@ export interface GetResourceGroupsResult {
      */
     readonly count: number;
     /**
-     * Every resource group the filters select (every page read), by name then id.
+     * Every resource group the arguments select (every page read): by name then id, or in the API's order when `sort` is given, without `members` (the list does not carry it: look one up for it).
      */
     readonly resourceGroups: outputs.GetResourceGroupsResultResourceGroups[];
 }
 /**
- * Every resource group the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every resource group the arguments select, which are the API's documented query of its list (`/teams`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getResourceGroupsOutput(args?: GetResourceGroupsOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetResourceGroupsResult> {
     args = args || {};
     opts = pulumi.mergeOptions(utilities.resourceOptsDefaults(), opts || {});
     return pulumi.runtime.invokeOutput("cloudinfra:index:getResourceGroups", {
         "entityId": args.entityId,
+        "filterEntityId": args.filterEntityId,
         "search": args.search,
+        "sort": args.sort,
     }, opts);
 }
 
@@ -57,7 +69,15 @@ export interface GetResourceGroupsOutputArgs {
      */
     entityId?: pulumi.Input<string | undefined>;
     /**
-     * Only resource groups whose name contains this text (the API's partial match).
+     * Only resource groups of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that entity).
+     */
+    filterEntityId?: pulumi.Input<string | undefined>;
+    /**
+     * Only resource groups whose name contains this text (the API's case-insensitive partial match).
      */
     search?: pulumi.Input<string | undefined>;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `name:asc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: pulumi.Input<string | undefined>;
 }

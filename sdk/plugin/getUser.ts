@@ -66,25 +66,25 @@ export interface GetUserResult {
      */
     readonly name: string;
     /**
-     * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
+     * Roles held, sorted.
      */
-    readonly roleNames?: any;
+    readonly roleNames: string[];
     /**
-     * Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`).
+     * Roles held, as the API lists them.
      */
-    readonly roles?: string[];
+    readonly roles: string[];
     /**
-     * Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined).
+     * Ids of the resource groups the user belongs to, ascending.
      */
-    readonly teamIds?: any;
+    readonly teamIds: number[];
     /**
      * Always true: two-factor authentication is mandatory.
      */
     readonly twoFactorEnabled: boolean;
     /**
-     * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a UserRole of another stack would show as drift).
+     * Last change time (ISO 8601).
      */
-    readonly updatedAt?: string;
+    readonly updatedAt: string;
 }
 /**
  * One user, by id or by exact email (every page of the API's partial-match search is read, and only exact matches kept): its outputs, as a `User` has them. No match is an error naming the email and the closest found; several matches an error listing their ids and creation times (look up by id then).

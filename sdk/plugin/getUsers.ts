@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * Every user the filters select: each page of the API's list read (100 per request), sorted by email then id.
+ * Every user the arguments select, which are the API's documented query of its list (`/users`): each page read (100 per request), sorted by email then id unless `sort` asks the API for its order.
  */
 export function getUsers(args?: GetUsersArgs, opts?: pulumi.InvokeOptions): Promise<GetUsersResult> {
     args = args || {};
@@ -15,9 +15,14 @@ export function getUsers(args?: GetUsersArgs, opts?: pulumi.InvokeOptions): Prom
     return pulumi.runtime.invoke("cloudinfra:index:getUsers", {
         "deletedFilter": args.deletedFilter,
         "entityId": args.entityId,
+        "excludeTeamId": args.excludeTeamId,
+        "filterEntityId": args.filterEntityId,
         "inviteStatus": args.inviteStatus,
+        "noRole": args.noRole,
+        "noTeam": args.noTeam,
         "roleId": args.roleId,
         "search": args.search,
+        "sort": args.sort,
         "teamId": args.teamId,
     }, opts);
 }
@@ -32,19 +37,39 @@ export interface GetUsersArgs {
      */
     entityId?: string;
     /**
-     * Only users with one of these invite statuses.
+     * Leave out the members of this resource group (integer id).
+     */
+    excludeTeamId?: number;
+    /**
+     * Only users of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that entity).
+     */
+    filterEntityId?: string;
+    /**
+     * Only users with one of these invite statuses: `activated`, `pending` (invitation not accepted yet), `expired` (invitation older than 7 days).
      */
     inviteStatus?: string[];
     /**
-     * Only users with this role (id).
+     * `true`: only users with no role.
+     */
+    noRole?: boolean;
+    /**
+     * `true`: only users in no resource group.
+     */
+    noTeam?: boolean;
+    /**
+     * Only users holding this role (its id, e.g. `tenant-admin`); `"0"`: only users with no role.
      */
     roleId?: string;
     /**
-     * Only users whose name or email contains this text (the API's partial match).
+     * Only users whose email, first name or last name contains this text (the API's case-insensitive partial match).
      */
     search?: string;
     /**
-     * Only members of this resource group (integer id).
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by email, then id.
+     */
+    sort?: string;
+    /**
+     * Only members of this resource group (integer id); `0`: only users in no resource group.
      */
     teamId?: number;
 }
@@ -55,12 +80,12 @@ export interface GetUsersResult {
      */
     readonly count: number;
     /**
-     * Every user the filters select (every page read), by email then id.
+     * Every user the arguments select (every page read): by email then id, or in the API's order when `sort` is given.
      */
     readonly users: outputs.GetUsersResultUsers[];
 }
 /**
- * Every user the filters select: each page of the API's list read (100 per request), sorted by email then id.
+ * Every user the arguments select, which are the API's documented query of its list (`/users`): each page read (100 per request), sorted by email then id unless `sort` asks the API for its order.
  */
 export function getUsersOutput(args?: GetUsersOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetUsersResult> {
     args = args || {};
@@ -68,9 +93,14 @@ export function getUsersOutput(args?: GetUsersOutputArgs, opts?: pulumi.InvokeOu
     return pulumi.runtime.invokeOutput("cloudinfra:index:getUsers", {
         "deletedFilter": args.deletedFilter,
         "entityId": args.entityId,
+        "excludeTeamId": args.excludeTeamId,
+        "filterEntityId": args.filterEntityId,
         "inviteStatus": args.inviteStatus,
+        "noRole": args.noRole,
+        "noTeam": args.noTeam,
         "roleId": args.roleId,
         "search": args.search,
+        "sort": args.sort,
         "teamId": args.teamId,
     }, opts);
 }
@@ -85,19 +115,39 @@ export interface GetUsersOutputArgs {
      */
     entityId?: pulumi.Input<string | undefined>;
     /**
-     * Only users with one of these invite statuses.
+     * Leave out the members of this resource group (integer id).
+     */
+    excludeTeamId?: pulumi.Input<number | undefined>;
+    /**
+     * Only users of this entity (UUID): the active entity or one of its children (`entityId` instead acts in that entity).
+     */
+    filterEntityId?: pulumi.Input<string | undefined>;
+    /**
+     * Only users with one of these invite statuses: `activated`, `pending` (invitation not accepted yet), `expired` (invitation older than 7 days).
      */
     inviteStatus?: pulumi.Input<pulumi.Input<string>[] | undefined>;
     /**
-     * Only users with this role (id).
+     * `true`: only users with no role.
+     */
+    noRole?: pulumi.Input<boolean | undefined>;
+    /**
+     * `true`: only users in no resource group.
+     */
+    noTeam?: pulumi.Input<boolean | undefined>;
+    /**
+     * Only users holding this role (its id, e.g. `tenant-admin`); `"0"`: only users with no role.
      */
     roleId?: pulumi.Input<string | undefined>;
     /**
-     * Only users whose name or email contains this text (the API's partial match).
+     * Only users whose email, first name or last name contains this text (the API's case-insensitive partial match).
      */
     search?: pulumi.Input<string | undefined>;
     /**
-     * Only members of this resource group (integer id).
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by email, then id.
+     */
+    sort?: pulumi.Input<string | undefined>;
+    /**
+     * Only members of this resource group (integer id); `0`: only users in no resource group.
      */
     teamId?: pulumi.Input<number | undefined>;
 }

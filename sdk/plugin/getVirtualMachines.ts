@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * Every virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every virtual machine the arguments select, which are the API's documented query of its list (`/resource/virtual-machines`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getVirtualMachines(args?: GetVirtualMachinesArgs, opts?: pulumi.InvokeOptions): Promise<GetVirtualMachinesResult> {
     args = args || {};
@@ -19,6 +19,7 @@ export function getVirtualMachines(args?: GetVirtualMachinesArgs, opts?: pulumi.
         "imageName": args.imageName,
         "regionId": args.regionId,
         "search": args.search,
+        "sort": args.sort,
         "status": args.status,
         "teamId": args.teamId,
     }, opts);
@@ -26,7 +27,7 @@ export function getVirtualMachines(args?: GetVirtualMachinesArgs, opts?: pulumi.
 
 export interface GetVirtualMachinesArgs {
     /**
-     * Only VMs of this configuration.
+     * Only VMs of this configuration (integer id).
      */
     configurationId?: number;
     /**
@@ -46,9 +47,13 @@ export interface GetVirtualMachinesArgs {
      */
     regionId?: number;
     /**
-     * Only VMs whose name contains this text (the API's partial match).
+     * Only VMs whose name, private IP or public IP contains this text (the API's case-insensitive partial match).
      */
     search?: string;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`; fields `name`, `createdAt`, `updatedAt`, `configuration`, `region`, `datacenter`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: string;
     /**
      * Only VMs in this status, e.g. `Running`.
      */
@@ -65,12 +70,12 @@ export interface GetVirtualMachinesResult {
      */
     readonly count: number;
     /**
-     * Every virtual machine the filters select (every page read), by name then id.
+     * Every virtual machine the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
      */
     readonly virtualMachines: outputs.GetVirtualMachinesResultVirtualMachines[];
 }
 /**
- * Every virtual machine the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every virtual machine the arguments select, which are the API's documented query of its list (`/resource/virtual-machines`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getVirtualMachinesOutput(args?: GetVirtualMachinesOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetVirtualMachinesResult> {
     args = args || {};
@@ -82,6 +87,7 @@ export function getVirtualMachinesOutput(args?: GetVirtualMachinesOutputArgs, op
         "imageName": args.imageName,
         "regionId": args.regionId,
         "search": args.search,
+        "sort": args.sort,
         "status": args.status,
         "teamId": args.teamId,
     }, opts);
@@ -89,7 +95,7 @@ export function getVirtualMachinesOutput(args?: GetVirtualMachinesOutputArgs, op
 
 export interface GetVirtualMachinesOutputArgs {
     /**
-     * Only VMs of this configuration.
+     * Only VMs of this configuration (integer id).
      */
     configurationId?: pulumi.Input<number | undefined>;
     /**
@@ -109,9 +115,13 @@ export interface GetVirtualMachinesOutputArgs {
      */
     regionId?: pulumi.Input<number | undefined>;
     /**
-     * Only VMs whose name contains this text (the API's partial match).
+     * Only VMs whose name, private IP or public IP contains this text (the API's case-insensitive partial match).
      */
     search?: pulumi.Input<string | undefined>;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`; fields `name`, `createdAt`, `updatedAt`, `configuration`, `region`, `datacenter`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: pulumi.Input<string | undefined>;
     /**
      * Only VMs in this status, e.g. `Running`.
      */

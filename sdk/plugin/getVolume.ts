@@ -46,10 +46,6 @@ export interface GetVolumeResult {
      */
     readonly datacenterName: string;
     /**
-     * True when the API reports the volume in status Error (its creation failed): the next `up` replaces it. The attachment state is on `VolumeAttachment`, so attaching does not read as drift of the volume.
-     */
-    readonly failed: boolean;
-    /**
      * The Volume's id (its Pulumi id).
      */
     readonly id: string;

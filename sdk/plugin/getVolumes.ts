@@ -7,7 +7,7 @@ import * as outputs from "./types/output";
 import * as utilities from "./utilities";
 
 /**
- * Every volume the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every volume the arguments select, which are the API's documented query of its list (`/resource/volumes`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getVolumes(args?: GetVolumesArgs, opts?: pulumi.InvokeOptions): Promise<GetVolumesResult> {
     args = args || {};
@@ -15,11 +15,14 @@ export function getVolumes(args?: GetVolumesArgs, opts?: pulumi.InvokeOptions): 
     return pulumi.runtime.invoke("cloudinfra:index:getVolumes", {
         "datacenterId": args.datacenterId,
         "entityId": args.entityId,
+        "regionId": args.regionId,
         "search": args.search,
         "sizeGb": args.sizeGb,
+        "sort": args.sort,
         "status": args.status,
         "teamId": args.teamId,
         "virtualMachineId": args.virtualMachineId,
+        "volumeSizeId": args.volumeSizeId,
         "volumeTypeId": args.volumeTypeId,
     }, opts);
 }
@@ -34,13 +37,21 @@ export interface GetVolumesArgs {
      */
     entityId?: string;
     /**
-     * Only volumes whose name contains this text (the API's partial match).
+     * Only volumes of this region (integer id).
+     */
+    regionId?: number;
+    /**
+     * Only volumes whose name contains this text (the API's case-insensitive partial match).
      */
     search?: string;
     /**
      * Only volumes of this size in GB.
      */
     sizeGb?: number;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: string;
     /**
      * Only volumes in this status, e.g. `Available` or `In-use`.
      */
@@ -54,7 +65,11 @@ export interface GetVolumesArgs {
      */
     virtualMachineId?: string;
     /**
-     * Only volumes of this volume type.
+     * Only volumes of this volume size (its id; see `getVolumeSizes`).
+     */
+    volumeSizeId?: number;
+    /**
+     * Only volumes of this volume type (its id; see `getVolumeSizes`).
      */
     volumeTypeId?: number;
 }
@@ -65,12 +80,12 @@ export interface GetVolumesResult {
      */
     readonly count: number;
     /**
-     * Every volume the filters select (every page read), by name then id.
+     * Every volume the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
      */
     readonly volumes: outputs.GetVolumesResultVolumes[];
 }
 /**
- * Every volume the filters select: each page of the API's list read (100 per request), sorted by name then id.
+ * Every volume the arguments select, which are the API's documented query of its list (`/resource/volumes`): each page read (100 per request), sorted by name then id unless `sort` asks the API for its order.
  */
 export function getVolumesOutput(args?: GetVolumesOutputArgs, opts?: pulumi.InvokeOutputOptions): pulumi.Output<GetVolumesResult> {
     args = args || {};
@@ -78,11 +93,14 @@ export function getVolumesOutput(args?: GetVolumesOutputArgs, opts?: pulumi.Invo
     return pulumi.runtime.invokeOutput("cloudinfra:index:getVolumes", {
         "datacenterId": args.datacenterId,
         "entityId": args.entityId,
+        "regionId": args.regionId,
         "search": args.search,
         "sizeGb": args.sizeGb,
+        "sort": args.sort,
         "status": args.status,
         "teamId": args.teamId,
         "virtualMachineId": args.virtualMachineId,
+        "volumeSizeId": args.volumeSizeId,
         "volumeTypeId": args.volumeTypeId,
     }, opts);
 }
@@ -97,13 +115,21 @@ export interface GetVolumesOutputArgs {
      */
     entityId?: pulumi.Input<string | undefined>;
     /**
-     * Only volumes whose name contains this text (the API's partial match).
+     * Only volumes of this region (integer id).
+     */
+    regionId?: pulumi.Input<number | undefined>;
+    /**
+     * Only volumes whose name contains this text (the API's case-insensitive partial match).
      */
     search?: pulumi.Input<string | undefined>;
     /**
      * Only volumes of this size in GB.
      */
     sizeGb?: pulumi.Input<number | undefined>;
+    /**
+     * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+     */
+    sort?: pulumi.Input<string | undefined>;
     /**
      * Only volumes in this status, e.g. `Available` or `In-use`.
      */
@@ -117,7 +143,11 @@ export interface GetVolumesOutputArgs {
      */
     virtualMachineId?: pulumi.Input<string | undefined>;
     /**
-     * Only volumes of this volume type.
+     * Only volumes of this volume size (its id; see `getVolumeSizes`).
+     */
+    volumeSizeId?: pulumi.Input<number | undefined>;
+    /**
+     * Only volumes of this volume type (its id; see `getVolumeSizes`).
      */
     volumeTypeId?: pulumi.Input<number | undefined>;
 }

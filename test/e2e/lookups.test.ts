@@ -2,7 +2,8 @@
  * The lookups through the real CLI: stack A (plugin SDK) makes the network `shared-net`; stack B (dynamic SDK) finds it
  * with getNetwork({ name }) and puts a VM on it, stack C (plugin SDK) the same with getNetworkOutput; both then preview
  * without changes. A name nobody has and a name two VMs share fail `preview` with their messages, and nothing is
- * written. getCaller names the user and entity signed in with an API key and with email, password and TOTP.
+ * written. getVolumes reads every page; getUsers({ inviteStatus: ["activated"] }) returns exactly the activated users
+ * the emulator holds. getCaller names the user and entity signed in with an API key and with email, password and TOTP.
  */
 import * as plugin from "@cloudinfra/pulumi/plugin";
 import * as pulumi from "@pulumi/pulumi";
@@ -119,7 +120,7 @@ describeCli("lookups through the real CLI", () => {
     expect(await world.requests(mark)).toEqual([]);
   });
 
-  it("getVolumes over 230 volumes made through the API: exactly what the API holds, in 3 list requests", async () => {
+  it('getVolumes over 230 volumes made through the API: exactly what the API holds, in 3 list requests; getUsers({ inviteStatus: ["activated"] }) exactly the activated users the emulator holds', async () => {
     const dc = world.datacenters[1]!;
     const type = (await world.api.volumeSizes({ params: { id: dc.id } })).volumeTypes[0]!;
     const size = type.availableSizes[0]!;
@@ -137,9 +138,23 @@ describeCli("lookups through the real CLI", () => {
     const held: string[] = [];
     for await (const v of world.api.listAll("listVolumes", { "filter[datacenterId]": dc.id })) held.push(v.id);
     expect(held).toHaveLength(230);
+    // Users of every invite status beside the seeded (activated) ones: invited (pending), registered (activated),
+    // and a registered one deleted since (left out by default).
+    for (const name of ["ann", "bob"]) await world.api.createUser({ body: { email: `lk-${name}@acme.example` } });
+    const password = "Lookup-Passw0rd!";
+    await world.api.createUser({ body: { email: "lk-cy@acme.example", action: "register", password } });
+    const gone = await world.api.createUser({ body: { email: "lk-dee@acme.example", action: "register", password } });
+    await world.api.deleteUser({ params: { id: gone.id } });
     const stack = await world.stack("quickstart", async () => {
       const found = plugin.getVolumesOutput({ datacenterId: dc.id });
-      return { ids: found.volumes.apply((vs) => vs.map((v) => v.id)), count: found.count };
+      const activated = plugin.getUsersOutput({ inviteStatus: ["activated"] });
+      const viaDynamic = await dynamic.getUsers({ inviteStatus: ["activated"] });
+      return {
+        ids: found.volumes.apply((vs) => vs.map((v) => v.id)),
+        count: found.count,
+        activated: activated.users.apply((us) => us.map((u) => u.id)),
+        activatedDynamic: viaDynamic.users.map((u) => u.id),
+      };
     });
     const mark = world.mark();
     const up = await stack.up({ color: "never" });
@@ -147,6 +162,20 @@ describeCli("lookups through the real CLI", () => {
     expect([...(up.outputs.ids!.value as string[])].sort()).toEqual([...held].sort());
     const lists = (await world.requests(mark)).filter((r) => r.route === "listVolumes");
     expect(lists).toHaveLength(3);
+    // What the emulator holds: the live users of the entity whose invitation is activated.
+    const entityId = world.emulator.bootstrap.entityId;
+    const activated = Object.values(world.emulator.ctx.state.users)
+      .filter((u) => u.entityId === entityId && u.deletedAt === null && u.inviteStatus === "activated")
+      .map((u) => u.id)
+      .sort();
+    expect(activated.length).toBeGreaterThanOrEqual(3);
+    expect([...(up.outputs.activated!.value as string[])].sort()).toEqual(activated);
+    expect([...(up.outputs.activatedDynamic!.value as string[])].sort()).toEqual(activated);
+    const sent = (await world.requests(mark)).filter((r) => r.route === "listUsers");
+    expect(sent.map((r) => new URLSearchParams(r.query).getAll("inviteStatus"))).toEqual([
+      ["activated"],
+      ["activated"],
+    ]);
   });
 
   it.concurrent.each([

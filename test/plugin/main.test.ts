@@ -120,6 +120,24 @@ describe("schema.json", () => {
     expect(undescribed).toEqual([]);
   });
 
+  it("types every value: `Any` only for the free-form objects the spec leaves open (metadata, usage)", () => {
+    const schema = JSON.parse(fs.readFileSync(schemaPath(root), "utf8")) as Record<string, unknown>;
+    const untyped: string[] = [];
+    const walk = (value: unknown, where: string[]): void => {
+      if (Array.isArray(value)) return value.forEach((item, i) => walk(item, [...where, String(i)]));
+      if (value === null || typeof value !== "object") return;
+      const record = value as Record<string, unknown>;
+      if (record.$ref === "pulumi.json#/Any") {
+        // The values of a free-form object: a property named for what the spec leaves open.
+        const property = where.at(-1) === "additionalProperties" ? where.at(-2) : where.at(-1);
+        if (!["metadata", "usage"].includes(property ?? "")) untyped.push(where.join("."));
+      }
+      for (const [key, nested] of Object.entries(record)) walk(nested, [...where, key]);
+    };
+    walk(schema, []);
+    expect(untyped).toEqual([]);
+  });
+
   it("names every kind and both functions under cloudinfra:index, and flags the secret settings", () => {
     const schema = JSON.parse(fs.readFileSync(path.join(root, "provider/plugin/schema.json"), "utf8")) as {
       resources: Record<string, { properties: Record<string, { secret?: boolean }> }>;

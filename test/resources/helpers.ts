@@ -12,6 +12,8 @@ export interface LogEntry {
   seq: number;
   method: string;
   path: string;
+  /** The raw query string (without `?`), empty when none. */
+  query: string;
   route: string | null;
   status: number;
   at: number;

@@ -170,7 +170,7 @@ export interface GetGpuVirtualMachineResultSeries {
 }
 
 /**
- * Every GPU virtual machine the filters select (every page read), by name then id.
+ * Every GPU virtual machine the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
  */
 export interface GetGpuVirtualMachinesResultGpuVirtualMachines {
     /**
@@ -278,7 +278,7 @@ export interface GetNetworkResultAllocationPools {
 }
 
 /**
- * Every network the filters select (every page read), by name then id.
+ * Every network the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
  */
 export interface GetNetworksResultNetworks {
     /**
@@ -378,7 +378,7 @@ export interface GetNetworksResultNetworksAllocationPools {
 }
 
 /**
- * Every resource group the filters select (every page read), by name then id.
+ * Every resource group the arguments select (every page read): by name then id, or in the API's order when `sort` is given, without `members` (the list does not carry it: look one up for it).
  */
 export interface GetResourceGroupsResultResourceGroups {
     /**
@@ -394,10 +394,6 @@ export interface GetResourceGroupsResultResourceGroups {
      */
     id: string;
     /**
-     * User ids of the members, sorted, when the program manages `members` (else undefined).
-     */
-    members?: any;
-    /**
      * Name of the group.
      */
     name?: string;
@@ -412,7 +408,7 @@ export interface GetResourceGroupsResultResourceGroups {
 }
 
 /**
- * Every user the filters select (every page read), by email then id.
+ * Every user the arguments select (every page read): by email then id, or in the API's order when `sort` is given.
  */
 export interface GetUsersResultUsers {
     /**
@@ -448,25 +444,25 @@ export interface GetUsersResultUsers {
      */
     name: string;
     /**
-     * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
+     * Roles held, sorted.
      */
-    roleNames?: any;
+    roleNames: string[];
     /**
-     * Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`).
+     * Roles held, as the API lists them.
      */
-    roles?: string[];
+    roles: string[];
     /**
-     * Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined).
+     * Ids of the resource groups the user belongs to, ascending.
      */
-    teamIds?: any;
+    teamIds: number[];
     /**
      * Always true: two-factor authentication is mandatory.
      */
     twoFactorEnabled: boolean;
     /**
-     * Last change time (ISO 8601), when the program manages `roleNames` (else undefined: every role grant moves it, and a UserRole of another stack would show as drift).
+     * Last change time (ISO 8601).
      */
-    updatedAt?: string;
+    updatedAt: string;
 }
 
 /**
@@ -516,7 +512,7 @@ export interface GetVirtualMachineResultRescueImage0 {
 }
 
 /**
- * Every virtual machine the filters select (every page read), by name then id.
+ * Every virtual machine the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
  */
 export interface GetVirtualMachinesResultVirtualMachines {
     /**
@@ -622,7 +618,7 @@ export interface GetVolumeSizesResultVolumeTypesAvailableSizes {
 }
 
 /**
- * Every volume the filters select (every page read), by name then id.
+ * Every volume the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
  */
 export interface GetVolumesResultVolumes {
     /**
@@ -637,10 +633,6 @@ export interface GetVolumesResultVolumes {
      * Data center name, e.g. `fra-1`.
      */
     datacenterName: string;
-    /**
-     * True when the API reports the volume in status Error (its creation failed): the next `up` replaces it. The attachment state is on `VolumeAttachment`, so attaching does not read as drift of the volume.
-     */
-    failed: boolean;
     /**
      * The Volume's id (its Pulumi id).
      */
