@@ -97,10 +97,12 @@ export interface VirtualMachineArgs {
   /**
    * Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed,
    * it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a
-   * job, awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom
-   * image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: "stopped"` together
-   * with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on
-   * refresh and the next `up` ends it). Changed in place.
+   * job, awaited. `sourceType` is `catalog` (a rescue image of the cloud's catalog: the documented API lists none, so
+   * no data function does; the emulator prints its own in `fixtures.rescueImages` of its `--json` start line, and a
+   * rescued VM's `rescueImage` output names the image it boots) or `custom` (a custom image); `sourceImageId` is the
+   * image's UUID. A rescued VM counts as running: `powerState: "stopped"` together with `rescue` is refused at check.
+   * Default none (not rescued; a rescue entered behind the stack's back shows on refresh and the next `up` ends it).
+   * Changed in place.
    */
   rescue?: pulumi.Input<{
     /** `catalog` (a rescue image of the catalog) or `custom` (a custom image). */

@@ -5,7 +5,7 @@
  *
  * With a `pulumi` CLI (on PATH, or built by `npm run cli`) the stack is run by the real CLI (Automation API on a copy
  * of the example's project, local file backend, passphrase secrets, and the policy pack of examples/policy-pack when
- * present); otherwise by the test host (test/harness), which
+ * present); otherwise by the test host (tools/harness), which
  * drives Pulumi's real dynamic-provider host. Exit code 0 when every step did what the summary says, 1 otherwise.
  */
 import * as fs from "node:fs";
@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { ApiError, CloudClient } from "@cloudinfra/pulumi/client";
 import { startEmulator, type RunningEmulator } from "@cloudinfra/pulumi/emulator";
 import { quickstart } from "../examples/quickstart/program";
-import * as harness from "../test/harness";
+import * as harness from "./harness";
 import { cliStack, prepareProject, repositoryRoot, usePulumiCli, type PlainConfig } from "./pulumi-cli";
 
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
@@ -135,13 +135,13 @@ function printChanges(list: Change[]): void {
 
 // ---------------------------------------------------------------- the two ways of running the stack
 
-/** The test host: the real dynamic-provider host, driven without the Pulumi engine (test/harness). */
+/** The test host: the real dynamic-provider host, driven without the Pulumi engine (tools/harness). */
 async function testHostBackend(work: string, config: PlainConfig): Promise<Backend> {
   const options = { stateFile: path.join(work, "state.json"), project: "quickstart", stack: "demo", config };
   return {
     description:
       "No `pulumi` CLI on PATH, and none built by `npm run cli` (it needs Go: it builds the pinned CLI from its Go " +
-      "modules): running through the test host (test/harness), which drives Pulumi's real dynamic-provider host " +
+      "modules): running through the test host (tools/harness), which drives Pulumi's real dynamic-provider host " +
       "without the engine.",
     policyPack: false,
     async up() {

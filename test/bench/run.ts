@@ -18,7 +18,7 @@ import * as path from "node:path";
 import { startEmulator, type RunningEmulator } from "../../emulator/server";
 import { CloudClient } from "../../provider/client";
 import { Network, Volume } from "../../sdk";
-import { destroy, refresh, up, type RunOptions } from "../harness";
+import { destroy, refresh, up, type RunOptions } from "../../tools/harness";
 import { coldStart, type ColdStart } from "../plugin/launcher";
 import { cliBench } from "./cli";
 

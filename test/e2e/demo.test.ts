@@ -39,7 +39,7 @@ function run(command: string, args: string[], cwd: string): Promise<{ code: numb
 const copy = freshCopy();
 afterAll(() => {
   fs.rmSync(copy, { recursive: true, force: true });
-  // The test host's support files for this copy (test/harness/host.ts names them after the repository path).
+  // The test host's support files for this copy (tools/harness/host.ts names them after the repository path).
   const digest = createHash("sha256").update(copy).digest("hex").slice(0, 12);
   fs.rmSync(path.join(os.tmpdir(), `pulumi-test-host-${digest}`), { recursive: true, force: true });
 });

@@ -1,13 +1,13 @@
 /**
  * Keeps the test host honest: one multi-resource scenario (create, no-op, in-place update, replacement with its
- * dependents, drift found by refresh, repair, destroy) run through the test host (test/harness) and through the
+ * dependents, drift found by refresh, repair, destroy) run through the test host (tools/harness) and through the
  * real CLI, on one emulator, asserting the same operation per resource at every step and the same outputs.
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { EngineEvent, Stack } from "@pulumi/pulumi/automation";
 import { expect, it } from "vitest";
 import * as cloudinfra from "../../sdk";
-import * as harness from "../harness";
+import * as harness from "../../tools/harness";
 import { cliWorld, describeCli, stateResources } from "./helpers";
 
 const world = await cliWorld();

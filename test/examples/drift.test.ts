@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { drift } from "../../examples/drift/program";
-import { destroy, refresh, up } from "../harness";
+import { destroy, refresh, up } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 import { inventory } from "./helpers";
 

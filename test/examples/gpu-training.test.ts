@@ -1,7 +1,7 @@
 import { afterAll, afterEach, expect, it } from "vitest";
 import { gpuTraining } from "../../examples/gpu-training/program";
 import { closeClients } from "../../provider/resources";
-import { destroy, RunError, up } from "../harness";
+import { destroy, RunError, up } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 import { inventory } from "./helpers";
 

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { quickstart } from "../../examples/quickstart/program";
-import { destroy, up } from "../harness";
+import { destroy, up } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 import { inventory } from "./helpers";
 

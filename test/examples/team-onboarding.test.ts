@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { expect, it } from "vitest";
 import { teamOnboarding, type TeamMember } from "../../examples/team-onboarding/program";
 import { CloudClient } from "../../provider/client";
-import { destroy, up } from "../harness";
+import { destroy, up } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 import { inventory } from "./helpers";
 

@@ -8,7 +8,7 @@ import * as net from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { settingSources } from "../../provider/resources";
 import { Network } from "../../sdk";
-import { destroy, up, type RunResult } from "../harness";
+import { destroy, up, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 
 const noEnv: Record<string, string | undefined> = Object.fromEntries(

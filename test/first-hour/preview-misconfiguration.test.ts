@@ -1,13 +1,13 @@
 /**
  * Issue 8, items 3 and 5: `preview` of the quickstart with no credentials, a wrong API key, or a base URL where
  * nothing listens reported 5 creates and no error (only `up` failed), so a pull request's CI preview was green.
- * Preview runs through the real dynamic-provider host (test/harness): Check is where it fails now.
+ * Preview runs through the real dynamic-provider host (tools/harness): Check is where it fails now.
  */
 import * as net from "node:net";
 import { describe, expect, it } from "vitest";
 import { settingSources } from "../../provider/resources";
 import { Network, VirtualMachine, Volume } from "../../sdk";
-import { preview, up, destroy, type RunOptions, type RunResult } from "../harness";
+import { preview, up, destroy, type RunOptions, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 
 const stack = await stackOnEmulator();

@@ -1,6 +1,6 @@
 /**
  * The lifecycle table (table.ts) on the test harness: the dynamic SDK's resources through the real dynamic-provider
- * host, with the harness playing the engine (test/harness).
+ * host, with the harness playing the engine (tools/harness).
  */
 import { describe } from "vitest";
 import { cliWorld } from "../e2e/helpers";

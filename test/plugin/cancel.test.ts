@@ -5,7 +5,7 @@
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { closeClients } from "../../provider/resources";
-import { initFailureOf } from "../harness/host";
+import { initFailureOf } from "../../tools/harness/host";
 import { stackOnEmulator } from "../resources/helpers";
 import { failure, secret, startDriver, urnOf, type Driver } from "./driver";
 

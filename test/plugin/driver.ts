@@ -8,11 +8,13 @@ import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import * as provider from "@pulumi/pulumi/proto/provider_pb";
 import * as providerRpc from "@pulumi/pulumi/proto/provider_grpc_pb";
+import { UNKNOWN } from "../../provider/resources/props";
 import { ProviderServer, type EngineLine } from "../../provider/plugin/server";
+
+export { UNKNOWN };
 
 export const SECRET = "4dabf18193072939515e22adb298388d";
 export const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export type Props = Record<string, unknown>;
 
 /** A value as the engine sends a secret. */

@@ -14,7 +14,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { Stack } from "@pulumi/pulumi/automation";
 import * as provider from "@pulumi/pulumi/proto/provider_pb";
 import * as providerRpc from "@pulumi/pulumi/proto/provider_grpc_pb";
-import { repositoryRoot } from "../harness/engine";
+import { repositoryRoot } from "../../tools/harness/engine";
 import { secret, struct } from "./driver";
 
 /** The repository root, whether this runs from the sources (vitest) or from dist/ (`npm run bench`). */

@@ -19,8 +19,8 @@ import * as analyzerProto from "@pulumi/pulumi/proto/analyzer_pb";
 import { Ajv } from "ajv";
 import { Empty } from "google-protobuf/google/protobuf/empty_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
-import { PROVIDER_KEY, STACK_TYPE, type RunResult } from "../harness";
-import { flattenReferences, secret, type WireMap } from "../harness/wire";
+import { PROVIDER_KEY, STACK_TYPE, type RunResult } from "../../tools/harness";
+import { flattenReferences, secret, type WireMap } from "../../tools/harness/wire";
 
 const ROOT = path.resolve(__dirname, "../..");
 const RUN_POLICY_PACK = path.join(ROOT, "node_modules/@pulumi/pulumi/cmd/run-policy-pack");

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { quickstart } from "../../examples/quickstart/program";
-import { destroy, preview, up, type RunOptions, type RunResult } from "../harness";
+import { destroy, preview, up, type RunOptions, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 import {
   packProject,

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { kindOf, typeToken, type Host, type Kind } from "../../policy";
-import { toWire, type WireMap } from "../harness/wire";
+import { toWire, type WireMap } from "../../tools/harness/wire";
 import { guardProject, PolicyEngine, type PolicyResource } from "./engine";
 
 const project = guardProject();

@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { typeToken, type Kind, type KindInputs } from "../../policy";
-import { toWire, UNKNOWN, type WireMap } from "../harness/wire";
+import { toWire, UNKNOWN, type WireMap } from "../../tools/harness/wire";
 import {
   guardProject,
   PolicyConfigError,

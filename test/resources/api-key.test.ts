@@ -4,7 +4,7 @@ import { ApiError, CloudClient } from "../../provider/client";
 import { apiKey, create, sessionSettings, type ApiKeyInputs } from "../../provider/resources/api-key";
 import { closeClients, configuration, handlerContext, UNKNOWN } from "../../provider/resources";
 import { ApiKey, type ApiKeyArgs } from "../../sdk";
-import { destroy, preview, refresh, up, type RunOptions, type RunResult } from "../harness";
+import { destroy, preview, refresh, up, type RunOptions, type RunResult } from "../../tools/harness";
 import { stackOnEmulator, type Stack } from "./helpers";
 
 const stack = await stackOnEmulator();

@@ -6,7 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ResourceGroup, User } from "../../sdk";
-import { destroy, up } from "../harness";
+import { destroy, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

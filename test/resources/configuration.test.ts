@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ApiError, CloudClient } from "../../provider/client";
 import { settingSources } from "../../provider/resources";
 import { ApiKey, Network } from "../../sdk";
-import { destroy, refresh, up, type RunOptions, type RunResult } from "../harness";
+import { destroy, refresh, up, type RunOptions, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

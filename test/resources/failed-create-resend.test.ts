@@ -5,7 +5,7 @@
  */
 import { expect, it } from "vitest";
 import { GpuVirtualMachine, Network, VirtualMachine, Volume } from "../../sdk";
-import { destroy, up } from "../harness";
+import { destroy, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator({ jobDurationMs: 100 });

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { GpuVirtualMachine, Network, ResourceGroup, VirtualMachine, Volume } from "../../sdk";
-import { destroy, refresh, up, type RunResult } from "../harness";
+import { destroy, refresh, up, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator({ jobDurationMs: 100 });

@@ -1,5 +1,5 @@
 /**
- * Failure messages through Pulumi's real dynamic-provider host (test/harness). Regressions:
+ * Failure messages through Pulumi's real dynamic-provider host (tools/harness). Regressions:
  * - a VM's failed job read `Creating VM "x" failed: <error>`, without the job and the VM (volumes, networks and GPU
  *   VMs named both): every kind's failed create job now reads `<what> failed: <error> (job <id>, <resource> <id>)`;
  * - the host printed every error thrown by check, diff, read and delete with its stack (file paths of the user's
@@ -11,7 +11,7 @@ import { GpuVirtualMachine, Network, Volume, VirtualMachine } from "../../sdk";
 import { CodedError } from "../../provider/client/error-codes";
 import { dynamicHandlers, HostError } from "../../provider/dynamic";
 import { closeClients, configuration, handlerContext, kinds, type KindName } from "../../provider/resources";
-import { destroy, preview, refresh, up, type RunResult } from "../harness";
+import { destroy, preview, refresh, up, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { GpuVirtualMachine, type GpuVirtualMachineArgs } from "../../sdk";
 import { ApiError, CloudClient } from "../../provider/client";
 import { closeClients, configuration, handlerContext, kinds } from "../../provider/resources";
-import { destroy, preview, refresh, RunError, up } from "../harness";
+import { destroy, preview, refresh, RunError, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator({ jobDurationMs: 100 });

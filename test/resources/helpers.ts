@@ -5,7 +5,7 @@ import { afterAll } from "vitest";
 import type { EmulatorOptions } from "../../emulator/context";
 import { startEmulator, type RunningEmulator } from "../../emulator/server";
 import { CloudClient } from "../../provider/client";
-import type { RunOptions } from "../harness";
+import type { RunOptions } from "../../tools/harness";
 
 export interface LogEntry {
   /** The arrival number (what {@link Stack.mark} returns the latest of). */

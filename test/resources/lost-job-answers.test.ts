@@ -8,7 +8,7 @@
 import { expect, it } from "vitest";
 import { CloudClient } from "../../provider/client";
 import { ApiKey, GpuVirtualMachine, Volume, VolumeAttachment, VirtualMachine } from "../../sdk";
-import { destroy, up, type RunResult } from "../harness";
+import { destroy, up, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

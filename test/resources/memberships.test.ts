@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ResourceGroup, ResourceGroupMember, User, UserRole } from "../../sdk";
-import { destroy, preview, refresh, RunError, up } from "../harness";
+import { destroy, preview, refresh, RunError, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

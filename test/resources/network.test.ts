@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Network, VirtualMachine, type NetworkArgs } from "../../sdk";
-import { destroy, preview, RunError, up } from "../harness";
+import { destroy, preview, RunError, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import * as cloudinfra from "../../sdk";
 import { kinds, type KindName } from "../../provider/resources";
-import { destroy, up } from "../harness";
-import { revealMap, withoutProvider } from "../harness/wire";
+import { destroy, up } from "../../tools/harness";
+import { revealMap, withoutProvider } from "../../tools/harness/wire";
 import { stackOnEmulator } from "./helpers";
 
 const TYPE_PREFIX = "pulumi-nodejs:dynamic/cloudinfra:";

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { expect, it } from "vitest";
 import { ApiKey, Network, ResourceGroup, User, VirtualMachine, Volume, VolumeAttachment } from "../../sdk";
-import { destroy, refresh, up } from "../harness";
+import { destroy, refresh, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 // VM creates take about a second here, so the program's independent resources visibly overlap.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ResourceGroup, type ResourceGroupArgs } from "../../sdk";
-import { destroy, preview, RunError, up } from "../harness";
+import { destroy, preview, RunError, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

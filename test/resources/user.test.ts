@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { ResourceGroup, User, type UserArgs } from "../../sdk";
-import { destroy, refresh, RunError, up } from "../harness";
+import { destroy, refresh, RunError, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

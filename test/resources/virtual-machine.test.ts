@@ -1,7 +1,16 @@
 import * as fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { Network, VirtualMachine, type VirtualMachineArgs } from "../../sdk";
-import { destroy, preview, readStateFile, refresh, RunError, saveState, up, type RunOptions } from "../harness";
+import {
+  destroy,
+  preview,
+  readStateFile,
+  refresh,
+  RunError,
+  saveState,
+  up,
+  type RunOptions,
+} from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 // Stalled jobs fail after 2.5 s, so the create-timeout case ends in an Error VM quickly.

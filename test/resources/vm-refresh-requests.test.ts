@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Network, VirtualMachine } from "../../sdk";
-import { destroy, refresh, up } from "../harness";
+import { destroy, refresh, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

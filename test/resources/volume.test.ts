@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Volume, type VolumeArgs } from "../../sdk";
-import { destroy, preview, refresh, RunError, up, type RunResult } from "../harness";
+import { destroy, preview, refresh, RunError, up, type RunResult } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
 const stack = await stackOnEmulator();

@@ -9,7 +9,7 @@ import {
   type GpuCombination,
 } from "../../sdk";
 import { closeClients } from "../../provider/resources";
-import { destroy, RunError, up } from "../harness";
+import { destroy, RunError, up } from "../../tools/harness";
 import { stackOnEmulator } from "../resources/helpers";
 
 const stack = await stackOnEmulator({ jobDurationMs: 100 });

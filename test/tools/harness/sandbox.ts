@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll } from "vitest";
-import type { RunOptions } from "./engine";
+import type { RunOptions } from "../../../tools/harness/engine";
 import { TestRecord } from "./fixtures/test-record";
 
 /** One line of the test record provider's call log. */

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { TestRecord } from "./fixtures/test-record";
-import { isSecret, providerOf, readStateFile, reveal, up } from "./index";
+import { isSecret, providerOf, readStateFile, reveal, up } from "../../../tools/harness";
 import { ends, pair, sandbox } from "./sandbox";
 
 const TYPE = "pulumi-nodejs:dynamic/cloudinfra:TestRecord";

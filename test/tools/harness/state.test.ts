@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { deletionWaves, dependencyOrder, loadState, saveState, type StateResource } from "./state";
+import { deletionWaves, dependencyOrder, loadState, saveState, type StateResource } from "../../../tools/harness/state";
 import {
   RESOURCE_SIG,
   SIG_KEY,
@@ -13,7 +13,7 @@ import {
   reveal,
   secret,
   secretPaths,
-} from "./wire";
+} from "../../../tools/harness/wire";
 
 function resource(name: string, dependencies: string[] = [], parent = ""): StateResource {
   return {

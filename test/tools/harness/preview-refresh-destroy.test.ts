@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { TestRecord } from "./fixtures/test-record";
-import { UNKNOWN, destroy, preview, readStateFile, refresh, reveal, up } from "./index";
+import { UNKNOWN, destroy, preview, readStateFile, refresh, reveal, up } from "../../../tools/harness";
 import { ends, pair, sandbox } from "./sandbox";
 
 describe("preview", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TestRecord } from "./fixtures/test-record";
-import { RunError, destroy, readStateFile, up } from "./index";
+import { RunError, destroy, readStateFile, up } from "../../../tools/harness";
 import { sandbox } from "./sandbox";
 
 describe("failures", () => {

@@ -2,9 +2,10 @@
  * Property values as they travel between a Pulumi program, the engine and a provider: plain JSON plus the SDK's
  * signature objects (secrets, resource references) and the unknown-value sentinel used during previews.
  */
+import { UNKNOWN } from "../../provider/resources/props";
 
-/** The value the engine sends for "not known until the deployment runs" (previews only). */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+/** The value the engine sends for "not known until the deployment runs" (previews only), defined with the provider. */
+export { UNKNOWN };
 /** Key of the signature property that marks special objects. */
 export const SIG_KEY = "4dabf18193072939515e22adb298388d";
 /** Signature of a secret: `{ [SIG_KEY]: SECRET_SIG, value }`. */
