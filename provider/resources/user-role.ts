@@ -141,7 +141,7 @@ export const userRole = defineKind({
   outputs: UserRoleOutputs,
   check: (_olds, news) => checkInputs(UserRoleInputs, news, undefined, inputFields),
   create,
-  read: (ctx, id) => read(ctx, id),
+  read,
   update,
   delete: (ctx, id) => remove(ctx, id),
 });
