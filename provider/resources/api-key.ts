@@ -1,34 +1,26 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
-import { RoleName, type ApiKey as ApiApiKey } from "../api";
+import { ApiKeyStatusBody, CreateApiKeyBody, RoleName, type ApiKey as ApiApiKey } from "../api";
 import { ApiError, type CloudClient } from "../client";
 import { checkInputs } from "./check";
 import { type HandlerContext, warnAbout } from "./context";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { isNotFound, ResourceInitError, settledText } from "./errors";
-import type { OutputName, ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
-import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
+import { diffSpecOf, type InputFields } from "./fields";
 
-export const ApiKeyInputs = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
-  roleId: z
-    .enum(RoleName.options, {
-      error: `must be one of ${RoleName.options.join(", ")}, or left out (the key then has its creator's permissions)`,
-    })
-    .optional(),
-  expiresInDays: z
-    .number({ error: "must be a whole number of days" })
-    .int("must be a whole number of days")
-    .min(1, "must be at least 1 day")
-    .max(3650, "must be at most 3650 days (10 years)")
-    .optional(),
-  metadata: z.record(z.string(), z.unknown(), { error: "must be an object of string keys" }).optional(),
+/**
+ * The create request's body (`POST /auth/api-keys`), with what a program has beyond it: `enabled` (the status route's)
+ * and the `rotation` trigger.
+ */
+export const ApiKeyInputs = CreateApiKeyBody.extend({
   enabled: z.boolean({ error: "must be true or false" }).default(true),
   rotation: z.union([z.string(), z.number()], { error: "must be a string or a number" }).optional(),
-});
+}).strict();
 export type ApiKeyInputs = z.output<typeof ApiKeyInputs>;
+type ApiKeyState = State<ApiKeyInputs, typeof inputFields, z.output<typeof ApiKeyOutputs>>;
 
 /**
  * How each input changes and what the API reports of it. The documented key record has neither the role, the
@@ -46,18 +38,21 @@ const inputFields = {
     reported: "undocumented",
     description:
       "Role limiting the key: `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Default: none, the key has every permission of the user who created it. Changing it replaces the key.",
+    expects: `must be one of ${RoleName.options.join(", ")}, or left out (the key then has its creator's permissions)`,
     output: "Role limiting the key, if any.",
   },
   expiresInDays: {
     change: "replace",
     reported: "never",
     description: "Days until the key expires (1–3650). Default 90 (the API's). Changing it replaces the key.",
+    expects: "must be a whole number of days, from 1 to 3650 (10 years)",
     output: "Days of validity asked for at creation, as given in the program.",
   },
   metadata: {
     change: "replace",
     reported: "undocumented",
     description: "Free-form object stored with the key. Changing it replaces the key.",
+    expects: "must be an object of string keys",
     output: "Object stored with the key.",
   },
   enabled: {
@@ -94,26 +89,27 @@ function keyUnknown(outs: Props): boolean {
   return typeof outs.start === "string" && !key.startsWith(outs.start);
 }
 
-/** Outputs: the inputs as given, overlaid with what the API reports, and the secret we hold (never returned again). */
-function outputsOf(inputs: Props, apiKey: ApiApiKey, secret: unknown): Props {
-  const reported: Props = {
+/**
+ * Outputs: the inputs as given, overlaid with what the API reports, and the secret we hold (the API never returns it
+ * again: `secret` is the last one it gave, from the create or a rotation).
+ */
+function outputsOf(given: Props, apiKey: ApiApiKey, secret: unknown): ApiKeyState {
+  const recorded = given.enabled;
+  return stateOf(inputFields, given, {
     name: apiKey.name,
-    // null: no role, no metadata (as the program leaving them out).
-    roleId: apiKey.roleId === null ? undefined : apiKey.roleId,
+    // null: no role, no metadata (as the program leaving them out). The contract has the role as a string: one the
+    // program could not name is kept as it is, and shows as drift.
+    roleId: apiKey.roleId === null ? undefined : (apiKey.roleId as RoleName | undefined),
     metadata: apiKey.metadata === null ? undefined : apiKey.metadata,
-  };
-  const enabled = enabledOf(apiKey);
-  // An expired key does not say whether it is suspended: the recorded value stays.
-  if (enabled !== undefined) reported.enabled = enabled;
-  return {
-    ...inputsAsReported(inputFields, plainInputs(inputs), reported),
+    // An expired key does not say whether it is suspended: the recorded value stays.
+    enabled: enabledOf(apiKey) ?? (typeof recorded === "boolean" ? recorded : undefined),
     status: apiKey.status,
     start: apiKey.start,
     userId: apiKey.userId,
     expiresAt: apiKey.expiresAt,
     createdAt: apiKey.createdAt,
     key: typeof secret === "string" ? secret : undefined,
-  };
+  });
 }
 
 /** Properties recorded for a key that exists but did not reach its declared state: never the secret. */
@@ -176,14 +172,7 @@ async function rotate(ctx: HandlerContext, api: CloudClient, keyId: string, name
   }
 }
 
-const createBody = (inputs: ApiKeyInputs) =>
-  Object.fromEntries(
-    (["name", "roleId", "expiresInDays", "metadata"] as const)
-      .filter((k) => inputs[k] !== undefined)
-      .map((k) => [k, inputs[k]]),
-  ) as { name: string };
-
-export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise<{ id: string; outs: Props }> {
+export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise<{ id: string; outs: ApiKeyState }> {
   const api = ctx.clientFor(sessionSettings(ctx.configuration, ctx.settings));
   // API keys have no unique name: to settle a create whose outcome is unknown, compare the keys of that name before
   // and after.
@@ -191,7 +180,7 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
   let created: (ApiApiKey & { key: string }) | undefined;
   for (let attempt = 1; created === undefined; attempt++) {
     try {
-      created = await api.createApiKey({ body: createBody(inputs) });
+      created = await api.createApiKey({ body: bodyFrom(CreateApiKeyBody, inputs) });
     } catch (error) {
       if (error instanceof ApiError && error.status === 403) {
         throw new CodedError(
@@ -256,12 +245,12 @@ export async function read(
   ctx: HandlerContext,
   id: string,
   props: Props,
-): Promise<{ id: string; props: Props } | null> {
+): Promise<{ id: string; props: ApiKeyState } | null> {
   const found = await find(ctx.api, id, props.name);
   return found ? { id, props: outputsOf(props, found, props.key) } : null;
 }
 
-export async function update(ctx: HandlerContext, id: string, olds: Props, news: ApiKeyInputs): Promise<Props> {
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: ApiKeyInputs): Promise<ApiKeyState> {
   const api = ctx.api;
   const changed = changedInputs(olds, news, diffSpec);
   let secret = olds.key;
@@ -274,7 +263,7 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
     }
     if (changed.includes("enabled")) {
       // The answer is not shown by the spec: the key is read again below.
-      await api.setApiKeyStatus({ params: { keyId: id }, body: { enabled: news.enabled } });
+      await api.setApiKeyStatus({ params: { keyId: id }, body: bodyFrom(ApiKeyStatusBody, news) });
       current = undefined;
     }
   } catch (error) {
@@ -356,19 +345,19 @@ export const ApiKeyOutputs = z.object({
   createdAt: z.string().describe("Creation time, ISO 8601."),
 });
 
-export const apiKey: ResourceKind = {
+export const apiKey = defineKind({
   name: "ApiKey",
   description:
     "An API key of the signed-in user, for scripts and pipelines. Creating one needs a session with two-factor authentication: configure `cloudinfra:email`, `cloudinfra:password` and `cloudinfra:totpSecret` (secrets) or `cloudinfra:sessionToken`; an API key alone cannot create keys (it can still read, rotate, suspend and delete them). The full secret, `key`, is only returned by the API on creation and rotation: the stack keeps it as a secret output. API keys have no unique name, so there is no adoption of existing keys.",
   inputs: { schema: ApiKeyInputs, fields: inputFields },
   outputs: ApiKeyOutputs,
-  secretOutputs: ["key"] satisfies OutputName<typeof ApiKeyInputs, typeof ApiKeyOutputs>[],
+  secretOutputs: ["key"],
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
   settingsFor: sessionSettings,
-  check: (_olds: Props, news: Props) => checkInputs(ApiKeyInputs, news),
-  diff: (_id: string, olds: Props, news: Props) => diff(olds, news),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as ApiKeyInputs),
-  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
-  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) => update(ctx, id, olds, news as ApiKeyInputs),
-  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
-};
+  check: (_olds, news) => checkInputs(ApiKeyInputs, news, undefined, inputFields),
+  diff: (_id, olds, news) => diff(olds, news),
+  create,
+  read,
+  update,
+  delete: (ctx, id) => remove(ctx, id),
+});

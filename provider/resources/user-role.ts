@@ -1,22 +1,30 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
-import { RoleName } from "../api";
+import { AssignRoleBody, RoleName, UserRoleParams } from "../api";
 import { ApiError } from "../client";
-import { checkInputs, uuidInput } from "./check";
+import { checkInputs } from "./check";
 import type { HandlerContext } from "./context";
-import { diffInputs } from "./diff";
 import { isNotFound } from "./errors";
-import type { ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import type { Props } from "./props";
-import { diffSpecOf, type InputFields } from "./fields";
+import type { InputFields } from "./fields";
 
+/**
+ * A role name of the contract's (`RoleName`), refused with a message that names the unknown role and lists the known
+ * ones: a message made of the value, which `expects` (a fixed text) cannot say.
+ */
+export const roleNameInput = z.enum(RoleName.options, {
+  error: (issue) => `unknown role "${String(issue.input)}"; the roles are ${RoleName.options.join(", ")}`,
+});
+
+/** The grant route's (`POST /users/{userId}/roles`) path parameter and body. */
 export const UserRoleInputs = z.strictObject({
-  userId: uuidInput("a user (a User's `id`)"),
-  roleName: z.enum(RoleName.options, {
-    error: (issue) => `unknown role "${String(issue.input)}"; the roles are ${RoleName.options.join(", ")}`,
-  }),
+  userId: UserRoleParams.shape.userId,
+  // AssignRoleBody's roleName (RoleName), worded as above.
+  roleName: roleNameInput,
 });
 export type UserRoleInputs = z.output<typeof UserRoleInputs>;
+type UserRoleState = State<UserRoleInputs, typeof inputFields, z.output<typeof UserRoleOutputs>>;
 
 /** Both inputs name the grant: changing either replaces it; the user reports its roles. */
 const inputFields = {
@@ -24,6 +32,7 @@ const inputFields = {
     change: "replace",
     reported: "documented",
     description: "The user (UUID), e.g. a User's `id`. Changing it replaces the grant.",
+    expects: "must be the UUID of a user (a User's `id`)",
     output: "The user (UUID).",
   },
   roleName: {
@@ -33,7 +42,6 @@ const inputFields = {
     output: "The role's name.",
   },
 } as const satisfies InputFields<UserRoleInputs>;
-const diffSpec = diffSpecOf(UserRoleInputs, inputFields);
 
 /** The id of a role grant: `<userId>:<roleName>` (the API has no grant object of its own). */
 export const userRoleId = (userId: string, roleName: string) => `${userId}:${roleName}`;
@@ -51,13 +59,15 @@ function parseId(id: string): UserRoleInputs {
   return parsed.data;
 }
 
-const outputsOf = (grant: UserRoleInputs): Props => ({ ...grant });
+/** The grant's outputs: the pair, which the user's roles report (no outputs beyond the inputs). */
+const outputsOf = (grant: UserRoleInputs): UserRoleState =>
+  stateOf(inputFields, {}, { userId: grant.userId, roleName: grant.roleName });
 
 /** Grants the role; a role the user already has (granted by hand, or by a run whose answer was lost) is taken over. */
-async function grant(ctx: HandlerContext, inputs: UserRoleInputs): Promise<Props> {
+async function grant(ctx: HandlerContext, inputs: UserRoleInputs): Promise<UserRoleState> {
   const { userId, roleName } = inputs;
   try {
-    await ctx.api.addUserRole({ params: { userId }, body: { roleName } });
+    await ctx.api.addUserRole({ params: { userId }, body: bodyFrom(AssignRoleBody, inputs) });
   } catch (error) {
     if (error instanceof ApiError && error.status < 500) {
       throw new CodedError(
@@ -71,12 +81,15 @@ async function grant(ctx: HandlerContext, inputs: UserRoleInputs): Promise<Props
   return outputsOf(inputs);
 }
 
-export async function create(ctx: HandlerContext, inputs: UserRoleInputs): Promise<{ id: string; outs: Props }> {
+export async function create(
+  ctx: HandlerContext,
+  inputs: UserRoleInputs,
+): Promise<{ id: string; outs: UserRoleState }> {
   return { id: userRoleId(inputs.userId, inputs.roleName), outs: await grant(ctx, inputs) };
 }
 
 /** The grant exists while the user has the role; a user deleted, or the role revoked, is gone. */
-export async function read(ctx: HandlerContext, id: string): Promise<{ id: string; props: Props } | null> {
+export async function read(ctx: HandlerContext, id: string): Promise<{ id: string; props: UserRoleState } | null> {
   const wanted = parseId(id);
   try {
     const user = await ctx.api.getUser({ params: { id: wanted.userId } });
@@ -88,7 +101,12 @@ export async function read(ctx: HandlerContext, id: string): Promise<{ id: strin
 }
 
 /** Nothing changes in place; an update (after a failed run) makes sure the role is granted again. */
-export async function update(ctx: HandlerContext, id: string, news: UserRoleInputs): Promise<Props> {
+export async function update(
+  ctx: HandlerContext,
+  id: string,
+  _olds: Props,
+  news: UserRoleInputs,
+): Promise<UserRoleState> {
   const current = parseId(id);
   if (current.userId !== news.userId || current.roleName !== news.roleName) {
     throw new CodedError(
@@ -109,19 +127,21 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   }
 }
 
-/** No outputs beyond the inputs: the grant is the pair. */
-export const UserRoleOutputs = z.object({});
+/**
+ * No outputs beyond the inputs: the grant is the pair. Loose, as an empty `z.object` types its output as an object
+ * with no keys at all (`Record<string, never>`), which the State (the inputs and nothing of its own) could not be.
+ */
+export const UserRoleOutputs = z.looseObject({});
 
-export const userRole: ResourceKind = {
+export const userRole = defineKind({
   name: "UserRole",
   description:
     "One role of one user, managed on its own: creating it grants the role, deleting it revokes it. The id is `<userId>:<roleName>`. A role the user already holds is simply taken over. `refresh` drops the grant when the role was revoked (or the user deleted), and the next `up` grants it again. Declare the user without `roleNames` when its roles are granted this way: `roleNames`, when given, is the complete list and would revoke this role.",
   inputs: { schema: UserRoleInputs, fields: inputFields },
   outputs: UserRoleOutputs,
-  check: (_olds: Props, news: Props) => checkInputs(UserRoleInputs, news),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as UserRoleInputs),
-  read: (ctx: HandlerContext, id: string) => read(ctx, id),
-  update: (ctx: HandlerContext, id: string, _olds: Props, news: Props) => update(ctx, id, news as UserRoleInputs),
-  delete: (ctx: HandlerContext, id: string) => remove(ctx, id),
-};
+  check: (_olds, news) => checkInputs(UserRoleInputs, news, undefined, inputFields),
+  create,
+  read,
+  update,
+  delete: (ctx, id) => remove(ctx, id),
+});

@@ -1,53 +1,46 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
-import { passwordProblems, RoleName, type User as ApiUser } from "../api";
+import { CreateUserBody, passwordProblems, type RoleName, UpdateUserBody, type User as ApiUser } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import { type CheckFailure, checkInputs, uuidInput } from "./check";
+import { type CheckFailure, checkInputs } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
 import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError } from "./errors";
-import type { OutputName, ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { containsUnknown, plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { sortedSet, teamIdInput } from "./resource-group";
+import { roleNameInput } from "./user-role";
 
-const personName = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
-
+/**
+ * The create request's body (`POST /users`), member by member (its cross-member rules make it a refined schema, which
+ * zod cannot pick from), with what a program has beyond it: emails normalised, roles and groups as sets, `adopt`.
+ */
 export const UserInputs = z.strictObject({
   // The API stores emails lower-case: normalising here keeps the diff quiet.
-  email: z
-    .string({ error: "must be an email address such as ada@example.com" })
-    .trim()
-    .toLowerCase()
-    .pipe(
-      z.email({ error: "must be an email address such as ada@example.com" }).max(254, "must be at most 254 characters"),
-    ),
-  action: z.enum(["invite", "register"], { error: 'must be "invite" or "register"' }).default("invite"),
-  // Never echo the value: the messages below only say what is missing.
-  password: z
-    .string({ error: "must be a string" })
+  email: z.string().trim().toLowerCase().pipe(CreateUserBody.shape.email),
+  action: CreateUserBody.shape.action.unwrap().default("invite"),
+  // The contract checks the password rule on the whole body; here it is checked on the value alone, so that check
+  // names the password and says only what it lacks (never echoing it). The rule is the contract's.
+  password: CreateUserBody.shape.password
+    .unwrap()
     .superRefine((value, ctx) => {
       const problems = passwordProblems(value);
       if (problems.length > 0) ctx.addIssue({ code: "custom", message: `must ${problems.join(", ")}` });
     })
     .optional(),
-  firstName: personName.optional(),
-  lastName: personName.optional(),
-  roleNames: z
-    .array(
-      z.enum(RoleName.options, {
-        error: (issue) => `unknown role "${String(issue.input)}"; the roles are ${RoleName.options.join(", ")}`,
-      }),
-    )
-    .max(3, "at most 3 roles")
-    .transform(sortedSet)
-    .optional(),
-  teamIds: z.array(teamIdInput).max(50, "at most 50 resource groups").transform(sortedSet).optional(),
-  entityId: uuidInput("an entity (the configured one or one of its children)").optional(),
+  firstName: CreateUserBody.shape.firstName,
+  lastName: CreateUserBody.shape.lastName,
+  // Each role refused by name (roleNameInput); the list's bound is the contract's.
+  roleNames: z.array(roleNameInput).pipe(CreateUserBody.shape.roleNames.unwrap()).transform(sortedSet).optional(),
+  // Groups also by a ResourceGroup's `id` (teamIdInput); the list's bound is the contract's.
+  teamIds: z.array(teamIdInput).pipe(CreateUserBody.shape.teamIds.unwrap()).transform(sortedSet).optional(),
+  entityId: CreateUserBody.shape.entityId,
   adopt: z.boolean().optional(),
 });
 export type UserInputs = z.output<typeof UserInputs>;
+type UserState = State<UserInputs, typeof inputFields, z.output<typeof UserOutputs>>;
 
 /** How each input changes and what the API reports of it: a user reports its invite status, not how it was made. */
 const inputFields = {
@@ -56,6 +49,7 @@ const inputFields = {
     reported: "documented",
     description:
       "Email address, unique among the users that are not deleted (stored lower-case). Changed in place. It is also how `adopt` finds an existing user.",
+    expects: "must be an email address such as ada@example.com",
     output: "Email address (lower-case).",
   },
   action: {
@@ -63,6 +57,7 @@ const inputFields = {
     reported: "never",
     description:
       "`invite` (default: the user gets an invitation mail and sets a password) or `register` (the user is created active, with `password`). Changing it replaces the user.",
+    expects: 'must be "invite" or "register"',
     output: "How the user was created, as given: `invite` or `register`.",
   },
   // The password only counts when the user is registered: the API lets users change their own password only.
@@ -71,6 +66,7 @@ const inputFields = {
     reported: "never",
     description:
       'First password, with `action: "register"` only (required then): 12-50 characters, upper- and lower-case letters, a number and a special character. Always stored as a secret. Used when the user is created only: later changes are ignored (users change their own password), and an adopted user keeps theirs.',
+    expects: "must be a string",
     output: "The password the user was registered with by this resource (secret); absent for invited or adopted users.",
   },
   firstName: {
@@ -106,6 +102,7 @@ const inputFields = {
     reported: "documented",
     description:
       'Entity (UUID) to register the user in, a child of the configured entity; `action: "register"` only. Default: the configured entity. Changing it replaces the user.',
+    expects: "must be the UUID of an entity (the configured one or one of its children)",
     output: "The entity (UUID) the user belongs to.",
     reportedType: z.string(),
   },
@@ -148,25 +145,30 @@ function crossChecks(known: Partial<UserInputs>, failures: CheckFailure[], given
 }
 
 /**
+ * The roles the API reports, as `roleNames` holds them. The contract has them as strings (the spec names the roles it
+ * has seen, it does not close the list): a role the program could not name is kept as it is, and shows as drift.
+ */
+const reportedRoleNames = (roles: string[]) => sortedSet(roles) as RoleName[];
+
+/**
  * Outputs: the inputs as given, overlaid with everything the API reports. `password` stays the one the user was
  * registered with (a secret output: the SDK marks it so).
  */
-export function outputsOf(inputs: Props, user: ApiUser): Props {
-  return {
-    ...plainInputs(inputs),
+export function outputsOf(given: Props, user: ApiUser): UserState {
+  return stateOf(inputFields, given, {
     email: user.email,
     firstName: user.firstName ?? undefined,
     lastName: user.lastName ?? undefined,
     name: user.name,
     entityId: user.entityId,
-    roleNames: sortedSet(user.roles),
+    roleNames: reportedRoleNames(user.roles),
     roles: user.roles,
     teamIds: sortedSet(user.teamIds),
     inviteStatus: user.inviteStatus,
     twoFactorEnabled: user.twoFactorEnabled,
     createdAt: user.createdAt,
     updatedAt: user.updatedAt,
-  };
+  });
 }
 
 const entityQuery = (entityId: unknown) => (typeof entityId === "string" ? { entityId } : undefined);
@@ -184,12 +186,13 @@ async function findByEmail(
   return undefined;
 }
 
-export async function update(ctx: HandlerContext, id: string, olds: Props, news: UserInputs): Promise<Props> {
+export async function update(ctx: HandlerContext, id: string, olds: Props, news: UserInputs): Promise<UserState> {
   const api = ctx.api;
   const query = entityQuery(olds.entityId ?? news.entityId);
   const changed = changedInputs(olds, news, diffSpec);
-  const body: { firstName?: string; lastName?: string; email?: string } = {};
-  for (const key of ["firstName", "lastName", "email"] as const) {
+  // The members of the update route's body that changed.
+  const body: Partial<z.output<typeof UpdateUserBody>> = {};
+  for (const key of UpdateUserBody.keyof().options) {
     if (changed.includes(key) && news[key] !== undefined) body[key] = news[key];
   }
   if (Object.keys(body).length > 0) {
@@ -242,7 +245,11 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
 }
 
 /** Takes over an existing user; once found it is recorded even when aligning it fails, so it is not orphaned. */
-async function adopt(ctx: HandlerContext, inputs: UserInputs, existing: ApiUser): Promise<{ id: string; outs: Props }> {
+async function adopt(
+  ctx: HandlerContext,
+  inputs: UserInputs,
+  existing: ApiUser,
+): Promise<{ id: string; outs: UserState }> {
   try {
     return { id: existing.id, outs: await update(ctx, existing.id, outputsOf({}, existing), inputs) };
   } catch (error) {
@@ -255,19 +262,15 @@ async function adopt(ctx: HandlerContext, inputs: UserInputs, existing: ApiUser)
   }
 }
 
-export async function create(ctx: HandlerContext, inputs: UserInputs): Promise<{ id: string; outs: Props }> {
+export async function create(ctx: HandlerContext, inputs: UserInputs): Promise<{ id: string; outs: UserState }> {
   const api = ctx.api;
   const register = inputs.action === "register";
-  const body = {
-    email: inputs.email,
-    action: inputs.action,
-    ...(register && inputs.password !== undefined ? { password: inputs.password } : {}),
-    ...(inputs.firstName !== undefined ? { firstName: inputs.firstName } : {}),
-    ...(inputs.lastName !== undefined ? { lastName: inputs.lastName } : {}),
-    ...(inputs.roleNames !== undefined ? { roleNames: inputs.roleNames } : {}),
-    ...(inputs.teamIds !== undefined ? { teamIds: inputs.teamIds } : {}),
-    ...(register && inputs.entityId !== undefined ? { entityId: inputs.entityId } : {}),
-  };
+  // A password and an entity go with a registration only (check refuses them otherwise).
+  const body = bodyFrom(CreateUserBody, {
+    ...inputs,
+    password: register ? inputs.password : undefined,
+    entityId: register ? inputs.entityId : undefined,
+  });
   let made: ApiUser | undefined;
   return createUnique(ctx, {
     what: `user with the email ${inputs.email}`,
@@ -289,7 +292,7 @@ export async function read(
   ctx: HandlerContext,
   id: string,
   props: Props,
-): Promise<{ id: string; props: Props } | null> {
+): Promise<{ id: string; props: UserState } | null> {
   try {
     return {
       id,
@@ -366,7 +369,10 @@ export const UserOutputs = z.object({
  * with every grant (the API bumps `updatedAt`), so they too are shown only where the program manages `roleNames`:
  * otherwise a UserRole in another stack would make this stack's `refresh --expect-no-changes` fail.
  */
-const managedOnly = (inputs: Props, outs: Props): Props => ({
+const managedOnly = (
+  inputs: { readonly roleNames?: unknown; readonly teamIds?: unknown },
+  outs: UserState,
+): UserState => ({
   ...outs,
   roleNames: inputs.roleNames === undefined ? undefined : outs.roleNames,
   roles: inputs.roleNames === undefined ? undefined : outs.roles,
@@ -374,26 +380,25 @@ const managedOnly = (inputs: Props, outs: Props): Props => ({
   teamIds: inputs.teamIds === undefined ? undefined : outs.teamIds,
 });
 
-export const user: ResourceKind = {
+export const user = defineKind({
   name: "User",
   description:
     "A user of the entity. Deleting it is the API's soft delete; a new user with the same email may be created after it. Replacing a user (new `action` or `entityId`) deletes the old one first, since emails are unique.",
   inputs: { schema: UserInputs, fields: inputFields },
   outputs: UserOutputs,
-  secretOutputs: ["password"] satisfies OutputName<typeof UserInputs, typeof UserOutputs>[],
+  secretOutputs: ["password"],
   secretInputs: ["password"],
-  check: (_olds: Props, news: Props) =>
-    checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news))),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: async (ctx: HandlerContext, inputs: Props) => {
-    const created = await create(ctx, inputs as UserInputs);
+  check: (_olds, news) =>
+    checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news)), inputFields),
+  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  create: async (ctx, inputs) => {
+    const created = await create(ctx, inputs);
     return { ...created, outs: managedOnly(inputs, created.outs) };
   },
-  read: async (ctx: HandlerContext, id: string, props: Props) => {
+  read: async (ctx, id, props) => {
     const found = await read(ctx, id, props);
     return found && { ...found, props: managedOnly(props, found.props) };
   },
-  update: async (ctx: HandlerContext, id: string, olds: Props, news: Props) =>
-    managedOnly(news, await update(ctx, id, olds, news as UserInputs)),
-  delete: (ctx: HandlerContext, id: string, props: Props) => remove(ctx, id, props),
-};
+  update: async (ctx, id, olds, news) => managedOnly(news, await update(ctx, id, olds, news)),
+  delete: (ctx, id, props) => remove(ctx, id, props),
+});
