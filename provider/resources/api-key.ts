@@ -40,6 +40,8 @@ const inputFields = {
       "Role limiting the key: `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Default: none, the key has every permission of the user who created it. Changing it replaces the key.",
     expects: `must be one of ${RoleName.options.join(", ")}, or left out (the key then has its creator's permissions)`,
     output: "Role limiting the key, if any.",
+    // The API reports a role as text: one this program cannot name still shows.
+    reportedType: z.string().optional(),
   },
   expiresInDays: {
     change: "replace",
@@ -99,7 +101,7 @@ function outputsOf(given: Props, apiKey: ApiApiKey, secret: unknown): ApiKeyStat
     name: apiKey.name,
     // null: no role, no metadata (as the program leaving them out). The contract has the role as a string: one the
     // program could not name is kept as it is, and shows as drift.
-    roleId: apiKey.roleId === null ? undefined : (apiKey.roleId as RoleName | undefined),
+    roleId: apiKey.roleId ?? undefined,
     metadata: apiKey.metadata === null ? undefined : apiKey.metadata,
     // An expired key does not say whether it is suspended: the recorded value stays.
     enabled: enabledOf(apiKey) ?? (typeof recorded === "boolean" ? recorded : undefined),
@@ -325,8 +327,9 @@ function diff(olds: Props, news: Props): DiffResult {
 export const ApiKeyOutputs = z.object({
   key: z
     .string()
+    .optional()
     .describe(
-      "The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the `X-API-Key` header.",
+      "The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the `X-API-Key` header. Absent only from the state of a key whose creation did not complete (the next `up` replaces it).",
     ),
   start: z.string().describe("Leading characters of the key (its prefix included), safe to show."),
   status: z

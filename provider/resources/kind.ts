@@ -80,8 +80,14 @@ type ReportedAs<F, How extends InputField["reported"]> = {
   [K in keyof F]: F[K] extends { readonly reported: How } ? K : never;
 }[keyof F];
 
-/** A value as an answer may carry it: the API reports an enumerated input as any text or number. */
-type Widened<T> = T extends string ? string : T extends number ? number : T;
+/** A value as an answer may carry it: the API reports an enumerated input (or its items) as any text or number. */
+type Widened<T> = T extends string
+  ? string
+  : T extends number
+    ? number
+    : T extends readonly (infer E)[]
+      ? Widened<E>[]
+      : T;
 
 /**
  * A reported input's value: the type the declaration gives its output (`reportedType`, which the SDKs show), else the
