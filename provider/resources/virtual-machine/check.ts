@@ -1,7 +1,7 @@
 import { type CheckFailure, checkInputs, type CheckResult } from "../check";
 import type { HandlerContext } from "../context";
 import { type Props, UNKNOWN } from "../props";
-import { VirtualMachineInputs } from "./declaration";
+import { inputFields, VirtualMachineInputs } from "./declaration";
 import { normalizeInterfaces } from "./interfaces";
 import { shrinkMessage, shrinks, sizeOf } from "./sizes";
 
@@ -33,7 +33,7 @@ function crossChecks(known: Partial<VirtualMachineInputs>, failures: CheckFailur
  */
 export async function check(ctx: HandlerContext | undefined, olds: Props, news: Props): Promise<CheckResult<Props>> {
   const { adopt, ...given } = news;
-  const result = checkInputs(VirtualMachineInputs, given, crossChecks);
+  const result = checkInputs(VirtualMachineInputs, given, crossChecks, inputFields);
   if (adopt !== undefined) {
     result.failures.push({
       property: "adopt",

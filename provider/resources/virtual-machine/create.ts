@@ -1,37 +1,27 @@
 import { CodedError } from "../../client/error-codes";
-import type { VmDetail } from "../../api";
+import { CreateVmBody, type VmDetail } from "../../api";
 import { ApiError, JobFailedError } from "../../client";
 import { type HandlerContext, warnAbout } from "../context";
 import { AMBIGUOUS_CREATE_SKEW_MS, resendAfterFailedCreate } from "../create-recovery";
 import { diffInputs } from "../diff";
 import { codeOfCause, isNotFound, ResourceInitError, settledText } from "../errors";
 import { awaitJob } from "../jobs";
+import { bodyFrom } from "../kind";
 import { plainInputs, type Props } from "../props";
-import { diffSpec, type VirtualMachineInputs } from "./declaration";
+import { diffSpec, type ObservedState, type VirtualMachineInputs } from "./declaration";
 import { remove } from "./delete";
 import { comparable } from "./diff";
 import { exposedKey, getVm, observe, outputsOf, settledVm } from "./observe";
 import { update } from "./update";
 
-function createBody(inputs: VirtualMachineInputs) {
-  return {
-    name: inputs.name,
-    datacenterId: inputs.datacenterId,
-    imageId: inputs.imageId,
-    configurationId: inputs.configurationId,
+/** The create request's body: one VM, no team for none, each interface's `primary` as check filled it in. */
+function createBody(inputs: VirtualMachineInputs): CreateVmBody {
+  return bodyFrom(CreateVmBody, {
+    ...inputs,
     numberOfInstances: 1,
-    ...(inputs.allocatePublicIp !== undefined ? { allocatePublicIp: inputs.allocatePublicIp } : {}),
-    ...(typeof inputs.teamId === "number" ? { teamId: inputs.teamId } : {}),
-    ...(inputs.networkInterfaces
-      ? {
-          networkInterfaces: inputs.networkInterfaces.map((n) => ({
-            networkId: n.networkId,
-            primary: n.primary === true,
-          })),
-        }
-      : {}),
-    ...(inputs.sshKeyIds ? { sshKeyIds: inputs.sshKeyIds } : {}),
-  };
+    teamId: inputs.teamId ?? undefined,
+    networkInterfaces: inputs.networkInterfaces?.map((n) => ({ networkId: n.networkId, primary: n.primary === true })),
+  });
 }
 
 /**
@@ -87,7 +77,7 @@ async function finishCreate(
   ctx: HandlerContext,
   inputs: VirtualMachineInputs,
   id: string,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: ObservedState }> {
   try {
     let detail = await settledVm(ctx, id);
     if (detail.status === "Error") {
@@ -184,7 +174,7 @@ async function adopt(
   ctx: HandlerContext,
   inputs: VirtualMachineInputs,
   id: string,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: ObservedState }> {
   let detail: VmDetail;
   try {
     detail = await settledVm(ctx, id);
@@ -222,7 +212,10 @@ async function adopt(
   return { id, outs: await update(ctx, id, outs, inputs) };
 }
 
-export async function create(ctx: HandlerContext, inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+export async function create(
+  ctx: HandlerContext,
+  inputs: VirtualMachineInputs,
+): Promise<{ id: string; outs: ObservedState }> {
   if (inputs.adoptId !== undefined) return adopt(ctx, inputs, inputs.adoptId);
   // A create job that fails: the VM it left in status Error is deleted and the create sent once more.
   return resendAfterFailedCreate(
@@ -233,7 +226,10 @@ export async function create(ctx: HandlerContext, inputs: VirtualMachineInputs):
   );
 }
 
-async function createOnce(ctx: HandlerContext, inputs: VirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+async function createOnce(
+  ctx: HandlerContext,
+  inputs: VirtualMachineInputs,
+): Promise<{ id: string; outs: ObservedState }> {
   const sent = await sendCreate(ctx, inputs);
   if ("id" in sent) return finishCreate(ctx, inputs, sent.id);
   const { job } = sent;

@@ -1,47 +1,47 @@
 import { z } from "zod";
+import { CreateVmBody, RescueBody } from "../../api";
 import { uuidInput } from "../check";
 import { diffSpecOf, type InputFields } from "../fields";
+import type { State } from "../kind";
 import { teamIdInput } from "../resource-group";
 import { NetworkInterfaceInput, NetworkInterfaceReported } from "./interfaces";
 
-const catalogId = (what: string) =>
-  z
-    .number({ error: `must be the integer id of ${what}` })
-    .int({ error: `must be the integer id of ${what}` })
-    .positive({ error: `must be the positive integer id of ${what}` });
-
+/**
+ * The create request's body (`POST /resource/virtual-machines`), with what a program has beyond it: `teamId` also takes
+ * a ResourceGroup's `id` (or null for none), the power state, the rescue (the body of `POST .../rescue`), and what
+ * steers the provider (shrink, adoption, delete, key, reset). The body's members are taken by `.shape`: the contract's
+ * body carries a refinement (one primary interface), which `.pick` refuses.
+ */
 export const VirtualMachineInputs = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
-  datacenterId: uuidInput("a data center"),
-  imageId: catalogId("an image"),
-  configurationId: catalogId("a configuration"),
+  name: CreateVmBody.shape.name,
+  datacenterId: CreateVmBody.shape.datacenterId,
+  imageId: CreateVmBody.shape.imageId,
+  configurationId: CreateVmBody.shape.configurationId,
   // A ResourceGroup's `id` (the team id as text) or `teamId`, or null for none.
   teamId: teamIdInput.nullable().optional(),
   powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).default("running"),
-  allocatePublicIp: z.boolean({ error: "must be true or false" }).optional(),
+  allocatePublicIp: CreateVmBody.shape.allocatePublicIp,
+  // The program's own list: `primary` may be left out (check marks the first interface, as the body needs exactly
+  // one), and each refusal says how to fix it, down to an interface's members (the contract's have no message).
   networkInterfaces: z
     .array(NetworkInterfaceInput, { error: "must be a list of {networkId, primary}" })
     .min(1, "needs at least one interface (leave it out for the automatic interface)")
     .max(5, "at most 5 interfaces")
     .optional(),
-  sshKeyIds: z.array(z.string().min(1, "ids must not be empty"), { error: "must be a list of SSH key ids" }).optional(),
+  sshKeyIds: CreateVmBody.shape.sshKeyIds,
   allowReplaceOnShrink: z.boolean({ error: "must be true or false" }).optional(),
   // Read by create only: the VM to take over instead of creating one (e.g. the VM of a `pulumi up` killed mid-way).
   adoptId: uuidInput("the VM to take over").optional(),
   shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
   exposePrivateKey: z.boolean({ error: "must be true or false" }).optional(),
   resetTrigger: z.string({ error: "must be a string (any text: changing it resets the VM)" }).optional(),
-  rescue: z
-    .strictObject(
-      {
-        sourceType: z
-          .enum(["catalog", "custom"], { error: 'must be "catalog" or "custom"' })
-          .describe("`catalog` (a rescue image of the catalog) or `custom` (a custom image)."),
-        sourceImageId: uuidInput("a rescue image (catalog) or a custom image").describe("The image's UUID."),
-      },
-      { error: "must be an object {sourceType, sourceImageId}" },
-    )
-    .optional(),
+  // The rescue request's body, its members described and with messages of their own.
+  rescue: RescueBody.extend({
+    sourceType: z
+      .enum(RescueBody.shape.sourceType.options, { error: 'must be "catalog" or "custom"' })
+      .describe("`catalog` (a rescue image of the catalog) or `custom` (a custom image)."),
+    sourceImageId: uuidInput("a rescue image (catalog) or a custom image").describe("The image's UUID."),
+  }).optional(),
 });
 export type VirtualMachineInputs = z.output<typeof VirtualMachineInputs> & {
   /** Set by check, never by the program: the cpu/ram/disk of `configurationId`, when they could be learned. */
@@ -69,18 +69,21 @@ export const inputFields = {
   datacenterId: {
     change: "replace",
     reported: "documented",
+    expects: "must be the UUID of a data center",
     description: "Data center (UUID). Changing it replaces the VM.",
     output: "Data center (UUID).",
   },
   imageId: {
     change: "replace",
     reported: "undocumented",
+    expects: "must be the integer id of an image",
     description: "Image (integer id of the catalog) the VM boots from. Changing it replaces the VM.",
     output: "Image id.",
   },
   configurationId: {
     change: "inPlace",
     reported: "documented",
+    expects: "must be the integer id of a configuration",
     description:
       "Configuration (integer id of the catalog: cpu, ram, disk). Growing it is changed in place by a resize job (the VM may stop and restart). A VM cannot shrink in place: a smaller configuration is a check failure, unless `allowReplaceOnShrink` is set, in which case the VM is replaced. The API lists no configurations, so the provider learns a configuration's size read-only from the VMs of the entity that use it; when no VM does, the shrink is only found when the API refuses the resize, which fails the update before anything else is changed.",
     output: "Configuration id.",
@@ -104,6 +107,7 @@ export const inputFields = {
   allocatePublicIp: {
     change: "replace",
     reported: "documented",
+    expects: "must be true or false",
     description: "Give the VM a public IPv4 address. Default false. Changing it replaces the VM.",
     output: "Whether the VM has a public address.",
   },
@@ -118,6 +122,7 @@ export const inputFields = {
   sshKeyIds: {
     change: "replace",
     reported: "undocumented",
+    expects: "must be a list of SSH key ids",
     description: "SSH key ids installed at creation. Default none. Changing it replaces the VM.",
     output: "SSH key ids installed at creation.",
   },
@@ -168,6 +173,7 @@ export const inputFields = {
   rescue: {
     change: "inPlace",
     reported: "documented",
+    expects: "must be an object {sourceType, sourceImageId}",
     clearable: true,
     description:
       "Rescue mode, declared: present, the VM boots the rescue image (its own disk kept as a secondary disk); removed, it leaves rescue and boots its own disk again (Running); a changed image leaves, then enters again. Each is a job, awaited. `sourceType` is `catalog` (a rescue image of the catalog, `getRescueImages`) or `custom` (a custom image); `sourceImageId` is the image's UUID. A rescued VM counts as running: `powerState: \"stopped\"` together with `rescue` is refused at check. Default none (not rescued; a rescue entered behind the stack's back shows on refresh and the next `up` ends it). Changed in place.",
@@ -213,3 +219,18 @@ export const VirtualMachineOutputs = z.object({
     .nullable()
     .describe("The rescue image the VM runs (`id`, `name`, `osFamily`), or null when it is not rescued."),
 });
+
+type Outputs = z.output<typeof VirtualMachineOutputs>;
+
+/** A VM's outputs: the inputs as given, overlaid with what the API reports (kind.ts `State`). */
+export type VirtualMachineState = State<VirtualMachineInputs, typeof inputFields, Outputs>;
+
+/**
+ * The outputs the VM's detail and addresses give (observe.ts `outputsOf`): all but the rescue's, which
+ * `GET .../rescue` reports (rescue.ts `withRescue` adds them).
+ */
+export type ObservedState = State<
+  Omit<VirtualMachineInputs, "rescue">,
+  Omit<typeof inputFields, "rescue">,
+  Omit<Outputs, "rescued" | "rescueImage">
+>;

@@ -2,10 +2,10 @@ import { CodedError, raiseJobTimeout } from "../../client/error-codes";
 import type { VmDetail } from "../../api";
 import { ApiError } from "../../client";
 import type { HandlerContext } from "../context";
-import { inputsAsReported } from "../fields";
 import { pollUntil } from "../jobs";
-import { exposedPrivateKey, plainInputs, type Props } from "../props";
-import { inputFields } from "./declaration";
+import { stateOf } from "../kind";
+import { exposedPrivateKey, type Props } from "../props";
+import { inputFields, type ObservedState } from "./declaration";
 import { knownSizes, sizeOfDetail } from "./sizes";
 
 /** Statuses during which a job works on the VM: other state-changing calls answer 409 until it ends. */
@@ -39,25 +39,31 @@ export async function observe(ctx: HandlerContext, detail: VmDetail): Promise<Ob
   return { detail };
 }
 
-/** Outputs: the inputs as given, overlaid with everything the API reports. */
-export function outputsOf(inputs: Props, { detail, addresses }: ObservedVm, sshPrivateKey: string | undefined): Props {
+/**
+ * Outputs: the inputs as given (the program's, or the outputs on a read), overlaid with everything the VM's detail and
+ * addresses report; the rescue's outputs come from `GET .../rescue` (rescue.ts).
+ */
+export function outputsOf(
+  given: Props,
+  { detail, addresses }: ObservedVm,
+  sshPrivateKey: string | undefined,
+): ObservedState {
   const vm = detail.virtualMachine;
   knownSizes.set(vm.configurationId, sizeOfDetail(vm));
-  const { configurationSize: _size, ...given } = plainInputs(inputs);
-  const reported: Props = {
+  // Check's, for diff: never an output.
+  const { configurationSize: _size, ...inputs } = given;
+  // The public IP is documented on the list items: reported nowhere, the value given stays.
+  const givenPublicIp = typeof inputs.allocatePublicIp === "boolean" ? inputs.allocatePublicIp : undefined;
+  const state = stateOf(inputFields, inputs, {
     name: vm.name,
     teamId: vm.teamId,
     datacenterId: vm.datacenter.id,
     imageId: vm.imageId,
     configurationId: vm.configurationId,
     powerState: powerStateOf(detail.status),
+    allocatePublicIp: addresses ? addresses.publicIp !== null : givenPublicIp,
     networkInterfaces: vm.networkInterfaces,
     sshKeyIds: vm.sshKeyIds,
-  };
-  if (addresses) reported.allocatePublicIp = addresses.publicIp !== null;
-  const declared = inputsAsReported(inputFields, given, reported);
-  return {
-    ...declared,
     datacenterName: vm.datacenter.name,
     imageName: vm.image,
     configurationName: vm.configuration,
@@ -68,14 +74,13 @@ export function outputsOf(inputs: Props, { detail, addresses }: ObservedVm, sshP
     status: detail.status,
     consoleEnabled: detail.consoleEnabled,
     networkHotplug: detail.networkHotplug,
-    networkInterfaces: declared.networkInterfaces ?? [],
     privateIp: addresses?.privateIp ?? null,
     publicIp: addresses?.publicIp ?? null,
-    sshKeyIds: declared.sshKeyIds ?? [],
     sshPrivateKey,
     createdAt: vm.createdAt,
     updatedAt: vm.updatedAt,
-  };
+  });
+  return { ...state, networkInterfaces: state.networkInterfaces ?? [], sshKeyIds: state.sshKeyIds ?? [] };
 }
 
 export const getVm = (ctx: HandlerContext, id: string) => ctx.api.getVm({ params: { id } });

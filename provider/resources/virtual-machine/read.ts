@@ -3,6 +3,7 @@ import type { HandlerContext } from "../context";
 import { isNotFound } from "../errors";
 import { batchedRead } from "../jobs";
 import type { Props } from "../props";
+import type { ObservedState } from "./declaration";
 import { exposedKey, getVm, observe, type ObservedVm, outputsOf } from "./observe";
 
 /** A VM as a read finds it: its list item (read in batches through the list), or its detail when the list missed it. */
@@ -75,7 +76,7 @@ export async function read(
   ctx: HandlerContext,
   id: string,
   props: Props,
-): Promise<{ id: string; props: Props } | null> {
+): Promise<{ id: string; props: ObservedState } | null> {
   const found = await vmReads(ctx).read(id);
   if (!found) return null;
   const keyMissing = props.exposePrivateKey === true && typeof props.sshPrivateKey !== "string";

@@ -1,4 +1,6 @@
+import { z } from "zod";
 import { CodedError } from "../../client/error-codes";
+import { RescueBody } from "../../api";
 import { ApiError, type CloudClient } from "../../client";
 import type { CheckResult } from "../check";
 import type { HandlerContext } from "../context";
@@ -6,7 +8,7 @@ import { ResourceInitError } from "../errors";
 import { awaitJob } from "../jobs";
 import type { Props } from "../props";
 import { create } from "./create";
-import type { VirtualMachineInputs } from "./declaration";
+import type { ObservedState, VirtualMachineInputs, VirtualMachineState } from "./declaration";
 import { settledVm } from "./observe";
 import { read } from "./read";
 
@@ -19,21 +21,29 @@ async function rescueOf(ctx: HandlerContext, id: string, status: unknown): Promi
   return ctx.api.getRescue({ params: { id } });
 }
 
+/** The `sourceType` `given` (the inputs, or the outputs on a read) declares; the API does not report it. */
+const declaredSourceType = (given: Props) =>
+  z.object({ sourceType: RescueBody.shape.sourceType }).safeParse(given.rescue).data?.sourceType;
+
 /**
  * The outputs with the rescue as the API reports it: `rescued`, `rescueImage`, and `rescue` (the image as the input
  * names it; the API does not say whether it came from the catalog: the program's `sourceType` is kept, else catalog).
  * A rescued VM counts as running.
  */
-export async function withRescue(ctx: HandlerContext, id: string, given: Props, outs: Props): Promise<Props> {
+export async function withRescue(
+  ctx: HandlerContext,
+  id: string,
+  given: Props,
+  outs: ObservedState,
+): Promise<VirtualMachineState> {
   const status = await rescueOf(ctx, id, outs.status);
-  const declared = given.rescue as Rescue | undefined;
   return {
     ...outs,
     powerState: outs.status === "Rescued" ? "running" : outs.powerState,
     rescued: status.rescued,
     rescueImage: status.image,
     rescue: status.image
-      ? { sourceType: declared?.sourceType ?? "catalog", sourceImageId: status.image.id }
+      ? { sourceType: declaredSourceType(given) ?? "catalog", sourceImageId: status.image.id }
       : undefined,
   };
 }
@@ -82,7 +92,7 @@ export function rescueChecks(news: Props, result: CheckResult<Props>): CheckResu
 export async function createWithRescue(
   ctx: HandlerContext,
   inputs: VirtualMachineInputs,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: VirtualMachineState }> {
   const created = await create(ctx, inputs);
   if (inputs.rescue === undefined) return { ...created, outs: await withRescue(ctx, created.id, inputs, created.outs) };
   try {

@@ -1,12 +1,13 @@
 import { CodedError } from "../../client/error-codes";
-import type { VmDetail } from "../../api";
+import type { z } from "zod";
+import type { UpdateVmBody, VmDetail } from "../../api";
 import { ApiError } from "../../client";
 import { type HandlerContext, warnAbout } from "../context";
 import { changedInputs } from "../diff";
 import { isConflict, ResourceInitError, settledText } from "../errors";
 import { awaitJob } from "../jobs";
 import { keptPrivateKey, type Props } from "../props";
-import { diffSpec, type VirtualMachineInputs } from "./declaration";
+import { diffSpec, type ObservedState, type VirtualMachineInputs } from "./declaration";
 import { exposedKey, getVm, observe, outputsOf, powerStateOf, settledVm } from "./observe";
 import { isSize, shrinkMessage, shrinks, sizeOf, sizeOfDetail } from "./sizes";
 
@@ -98,7 +99,12 @@ async function setPower(ctx: HandlerContext, detail: VmDetail, wanted: "running"
  * Converges the live VM to the inputs, resize first: a refused resize (the last line against a shrink) then leaves
  * everything else untouched.
  */
-export async function update(ctx: HandlerContext, id: string, olds: Props, news: VirtualMachineInputs): Promise<Props> {
+export async function update(
+  ctx: HandlerContext,
+  id: string,
+  olds: Props,
+  news: VirtualMachineInputs,
+): Promise<ObservedState> {
   const key = keptPrivateKey(news, olds);
   let detail = await settledVm(ctx, id);
   if (detail.status === "Error") {
@@ -113,7 +119,8 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
     await resize(ctx, detail, news);
     detail = await getVm(ctx, id);
   }
-  const body: { name?: string; teamId?: number | null } = {};
+  // The members of the update request's body that differ from the VM.
+  const body: Partial<z.output<typeof UpdateVmBody>> = {};
   if (news.name !== detail.virtualMachine.name) body.name = news.name;
   const teamId = news.teamId ?? null;
   if (teamId !== detail.virtualMachine.teamId) body.teamId = teamId;
