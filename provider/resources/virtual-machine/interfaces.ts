@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { VmDetail } from "../../api";
 import { uuidInput } from "../check";
 import { containsUnknown, UNKNOWN } from "../props";
 
@@ -41,4 +42,23 @@ export function comparableInterfaces(value: unknown): unknown {
   return (value as { networkId: unknown; primary?: unknown }[])
     .map((n) => ({ networkId: n.networkId, primary: n.primary === true }))
     .sort(byNetwork);
+}
+
+/**
+ * The interfaces as the API reports them: the VM detail's (a field the spec does not document); without them, those
+ * `given` (the program's, or the outputs on a read) with the primary one's address from the documented
+ * `primaryPrivateIp` (of the list items), when the API reported it; else undefined (the value given stays).
+ */
+export function reportedInterfaces(
+  detailed: VmDetail["virtualMachine"]["networkInterfaces"],
+  given: unknown,
+  primaryPrivateIp: string | null | undefined,
+): unknown[] | undefined {
+  if (detailed !== undefined) return detailed;
+  if (!Array.isArray(given) || primaryPrivateIp === null || primaryPrivateIp === undefined) return undefined;
+  return given.map((nic: unknown) =>
+    nic !== null && typeof nic === "object" && "primary" in nic && nic.primary === true
+      ? { ...nic, privateIp: primaryPrivateIp }
+      : nic,
+  );
 }

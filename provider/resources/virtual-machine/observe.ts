@@ -6,6 +6,7 @@ import { pollUntil } from "../jobs";
 import { stateOf } from "../kind";
 import { exposedPrivateKey, type Props } from "../props";
 import { inputFields, type ObservedState } from "./declaration";
+import { reportedInterfaces } from "./interfaces";
 import { knownSizes, sizeOfDetail } from "./sizes";
 
 /** Statuses during which a job works on the VM: other state-changing calls answer 409 until it ends. */
@@ -62,7 +63,7 @@ export function outputsOf(
     configurationId: vm.configurationId,
     powerState: powerStateOf(detail.status),
     allocatePublicIp: addresses ? addresses.publicIp !== null : givenPublicIp,
-    networkInterfaces: vm.networkInterfaces,
+    networkInterfaces: reportedInterfaces(vm.networkInterfaces, inputs.networkInterfaces, addresses?.privateIp),
     sshKeyIds: vm.sshKeyIds,
     datacenterName: vm.datacenter.name,
     imageName: vm.image,
