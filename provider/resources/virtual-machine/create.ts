@@ -14,7 +14,7 @@ import { comparable } from "./diff";
 import { exposedKey, getVm, observe, outputsOf, settledVm } from "./observe";
 import { update } from "./update";
 
-/** The create request's body: one VM, no team for none, each interface's `primary` as check filled it in. */
+/** The create request's body: one VM, no teamId when null (no group), each interface's `primary` as check filled it in. */
 function createBody(inputs: VirtualMachineInputs): CreateVmBody {
   return bodyFrom(CreateVmBody, {
     ...inputs,
