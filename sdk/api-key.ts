@@ -43,7 +43,7 @@ export class ApiKey extends pulumi.dynamic.Resource {
   /** Display name. */
   declare readonly name: pulumi.Output<string>;
   /** Role limiting the key, if any. */
-  declare readonly roleId: pulumi.Output<"tenant-admin" | "tenant-user" | "vm-operator" | undefined>;
+  declare readonly roleId: pulumi.Output<string | undefined>;
   /** Days of validity asked for at creation, as given in the program. */
   declare readonly expiresInDays: pulumi.Output<number | undefined>;
   /** Object stored with the key. */
@@ -54,9 +54,10 @@ export class ApiKey extends pulumi.dynamic.Resource {
   declare readonly rotation: pulumi.Output<string | number | undefined>;
   /**
    * The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the
-   * `X-API-Key` header.
+   * `X-API-Key` header. Absent only from the state of a key whose creation did not complete (the next `up` replaces
+   * it).
    */
-  declare readonly key: pulumi.Output<string>;
+  declare readonly key: pulumi.Output<string | undefined>;
   /** Leading characters of the key (its prefix included), safe to show. */
   declare readonly start: pulumi.Output<string>;
   /** `Active`, `Expiring` (within 30 days of expiry), `Suspended` or `Expired`, as of the last create/refresh. */

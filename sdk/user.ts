@@ -71,7 +71,7 @@ export class User extends pulumi.dynamic.Resource {
   /**
    * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
    */
-  declare readonly roleNames: pulumi.Output<("tenant-admin" | "tenant-user" | "vm-operator")[] | undefined>;
+  declare readonly roleNames: pulumi.Output<string[] | undefined>;
   /** Ids of the resource groups the user belongs to, ascending, when the program manages `teamIds` (else undefined). */
   declare readonly teamIds: pulumi.Output<number[] | undefined>;
   /** The entity (UUID) the user belongs to. */

@@ -1,39 +1,45 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
-import type { GpuInventoryEntry, GpuVm } from "../api";
+import { CreateGpuBody, GpuCount, type GpuInventoryEntry, type GpuVm, type UpdateGpuBody } from "../api";
 import { ApiError } from "../client";
-import { type CheckFailure, checkInputs, uuidInput } from "./check";
+import { type CheckFailure, checkInputs } from "./check";
 import { resendAfterFailedCreate } from "./create-recovery";
 import { type HandlerContext, progressAbout, warnAbout } from "./context";
 import { changedInputs, diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
-import type { OutputName, ResourceKind } from "./kind";
+import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { exposedPrivateKey, keptPrivateKey, plainInputs, type Props } from "./props";
-import { diffSpecOf, inputsAsReported, type InputFields } from "./fields";
+import { diffSpecOf, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
 
-const positiveInt = (what: string) =>
-  z
-    .number({ error: `must be the integer id of ${what}` })
-    .int(`must be the integer id of ${what}`)
-    .positive();
-
-export const GpuVirtualMachineInputs = z.strictObject({
-  name: z.string().trim().min(1, "must not be empty").max(128, "must be at most 128 characters"),
-  datacenterId: uuidInput("a data center"),
-  seriesId: positiveInt("a GPU series (see getGpuInventory)"),
-  gpuCount: z.literal([1, 2, 4, 8], { error: "must be 1, 2, 4 or 8" }),
-  // A ResourceGroup's `id` (the team id as text) or `teamId`.
-  teamId: teamIdInput.optional(),
-  powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).optional(),
-  imageName: z.string().trim().min(1, "must not be empty").optional(),
-  imageId: positiveInt("an image").optional(),
-  shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
-  exposePrivateKey: z.boolean({ error: "must be true or false" }).optional(),
-  resetTrigger: z.string({ error: "must be a string (any text: changing it resets the GPU VM)" }).optional(),
-});
+/**
+ * The create request's body (`POST /resource/gpu`), with what a program has beyond it: `teamId` also
+ * takes a ResourceGroup's `id`, the power state, and what steers the provider (delete, key, reset).
+ */
+export const GpuVirtualMachineInputs = CreateGpuBody.pick({
+  name: true,
+  datacenterId: true,
+  seriesId: true,
+  gpuCount: true,
+})
+  .extend({
+    teamId: teamIdInput.optional(),
+    powerState: z.enum(["running", "stopped"], { error: 'must be "running" or "stopped"' }).optional(),
+    // Trimmed first (the program's), then the contract's rule.
+    imageName: z.string().trim().pipe(CreateGpuBody.shape.imageName.unwrap()).optional(),
+    imageId: CreateGpuBody.shape.imageId,
+    shutdownBeforeDelete: z.boolean({ error: "must be true or false" }).optional(),
+    exposePrivateKey: z.boolean({ error: "must be true or false" }).optional(),
+    resetTrigger: z.string({ error: "must be a string (any text: changing it resets the GPU VM)" }).optional(),
+  })
+  .strict();
 export type GpuVirtualMachineInputs = z.output<typeof GpuVirtualMachineInputs>;
+export type GpuVirtualMachineState = State<
+  GpuVirtualMachineInputs,
+  typeof inputFields,
+  z.output<typeof GpuVirtualMachineOutputs>
+>;
 
 /**
  * How each input changes and what the API reports of it. The documented GPU VM detail has no image: `imageName` is
@@ -49,6 +55,7 @@ const inputFields = {
   datacenterId: {
     change: "replace",
     reported: "documented",
+    expects: "must be the UUID of a data center",
     description:
       "Data center (UUID); the series and GPU count must be available there (see `getGpuInventory`). Changing it replaces the GPU VM.",
     output: "Data center (UUID).",
@@ -56,12 +63,14 @@ const inputFields = {
   seriesId: {
     change: "replace",
     reported: "documented",
+    expects: "must be the integer id of a GPU series (see getGpuInventory)",
     description: "GPU series id (an inventory entry's `seriesId`). Changing it replaces the GPU VM.",
     output: "GPU series id.",
   },
   gpuCount: {
     change: "replace",
     reported: "documented",
+    expects: "must be 1, 2, 4 or 8",
     description:
       "Number of GPUs: 1, 2, 4 or 8. When the combination is not available in the data center, create fails with the combinations available now. Changing it replaces the GPU VM.",
     output: "Number of GPUs.",
@@ -93,6 +102,7 @@ const inputFields = {
   imageId: {
     change: "replace",
     reported: "never",
+    expects: "must be the integer id of an image",
     description:
       "Image by integer id; give this or `imageName`, not both. Default: the cloud's default image. Changing it replaces the GPU VM.",
     output: "Image id, as given in the program (the API does not report it).",
@@ -147,19 +157,19 @@ function powerStateOf(status: string): "running" | "stopped" | undefined {
   return undefined;
 }
 
+/** The API's GPU count (an integer) as the input has it: a count no input can give is reported as none. */
+const gpuCountOf = (count: number) => GpuCount.safeParse(count).data ?? null;
+
 /** Outputs: the inputs as given, overlaid with everything the API reports (and the SSH key, when exposed). */
-export function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Props {
-  const reported: Props = {
+export function outputsOf(given: Props, gpu: GpuVm, sshPrivateKey?: string): GpuVirtualMachineState {
+  return stateOf(inputFields, given, {
     name: gpu.name,
     datacenterId: gpu.datacenter.id,
     seriesId: gpu.series.id,
-    gpuCount: gpu.gpuCount,
+    gpuCount: gpuCountOf(gpu.gpuCount),
     teamId: gpu.teamId,
     imageName: gpu.imageName ?? undefined,
     powerState: powerStateOf(gpu.status),
-  };
-  return {
-    ...inputsAsReported(inputFields, plainInputs(inputs), reported),
     status: gpu.status,
     publicIp: gpu.publicIp,
     jupyterLabUrl: gpu.jupyterLabUrl,
@@ -167,12 +177,11 @@ export function outputsOf(inputs: Props, gpu: GpuVm, sshPrivateKey?: string): Pr
     datacenter: gpu.datacenter,
     createdAt: gpu.createdAt,
     sshPrivateKey,
-  };
+  });
 }
 
-const createKeys = ["name", "datacenterId", "seriesId", "gpuCount", "teamId", "imageName", "imageId"] as const;
-const pick = (source: Props, keys: readonly string[]) =>
-  Object.fromEntries(keys.filter((k) => source[k] !== undefined).map((k) => [k, source[k]]));
+/** The create request's body: the inputs it has a member for. */
+const createBody = (inputs: GpuVirtualMachineInputs) => bodyFrom(CreateGpuBody, inputs);
 
 async function getGpu(ctx: HandlerContext, id: string): Promise<GpuVm> {
   return ctx.api.getGpuVm({ params: { id } });
@@ -284,11 +293,12 @@ async function findCreated(
 async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuVirtualMachineInputs): Promise<GpuVm> {
   const api = ctx.api;
   const changed = changedInputs(olds, news, diffSpec);
-  const body: Record<string, unknown> = {};
+  // The members of the update request's body whose input changed; a teamId removed takes the GPU VM out of its group.
+  const body: Partial<z.output<typeof UpdateGpuBody>> = {};
   if (changed.includes("name")) body.name = news.name;
   if (changed.includes("teamId")) body.teamId = news.teamId ?? null;
   // The answer of the update is not shown by the spec: the GPU VM is read again.
-  if (Object.keys(body).length > 0) await api.updateGpuVm({ params: { id }, body: body as never });
+  if (Object.keys(body).length > 0) await api.updateGpuVm({ params: { id }, body });
   const gpu = await getGpu(ctx, id);
   if (news.powerState === undefined) return gpu;
   const wanted = news.powerState === "running" ? "Running" : "Stopped";
@@ -319,7 +329,10 @@ async function converge(ctx: HandlerContext, id: string, olds: Props, news: GpuV
   return getGpu(ctx, id);
 }
 
-export function create(ctx: HandlerContext, inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+export function create(
+  ctx: HandlerContext,
+  inputs: GpuVirtualMachineInputs,
+): Promise<{ id: string; outs: GpuVirtualMachineState }> {
   // A create job that fails: the GPU VM it left in status Error is deleted and the create sent once more.
   return resendAfterFailedCreate(
     ctx,
@@ -329,7 +342,10 @@ export function create(ctx: HandlerContext, inputs: GpuVirtualMachineInputs): Pr
   );
 }
 
-async function createOnce(ctx: HandlerContext, inputs: GpuVirtualMachineInputs): Promise<{ id: string; outs: Props }> {
+async function createOnce(
+  ctx: HandlerContext,
+  inputs: GpuVirtualMachineInputs,
+): Promise<{ id: string; outs: GpuVirtualMachineState }> {
   const api = ctx.api;
   const what = `Creating GPU VM "${inputs.name}"`;
   // Known before the request, so that an ambiguous failure can tell our new GPU VM from existing ones of that name.
@@ -340,7 +356,7 @@ async function createOnce(ctx: HandlerContext, inputs: GpuVirtualMachineInputs):
   // nothing was made, and the request is sent once more.
   for (let attempt = 1; created === undefined && found === undefined; attempt++) {
     try {
-      created = await api.createGpuVm({ body: pick(inputs, createKeys) as never });
+      created = await api.createGpuVm({ body: createBody(inputs) });
     } catch (error) {
       if (isConflict(error)) throw await unavailableError(ctx, inputs, error as ApiError);
       if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
@@ -403,7 +419,7 @@ async function finish(
   id: string,
   gpu: GpuVm,
   inputs: GpuVirtualMachineInputs,
-): Promise<{ id: string; outs: Props }> {
+): Promise<{ id: string; outs: GpuVirtualMachineState }> {
   const sshPrivateKey = await exposedKey(ctx, id, inputs, {});
   const current =
     inputs.powerState === undefined ? gpu : await converge(ctx, id, outputsOf(inputs, gpu, sshPrivateKey), inputs);
@@ -414,7 +430,7 @@ export async function read(
   ctx: HandlerContext,
   id: string,
   props: Props,
-): Promise<{ id: string; props: Props } | null> {
+): Promise<{ id: string; props: GpuVirtualMachineState } | null> {
   try {
     const gpu = await getGpu(ctx, id);
     // The key never changes: keep the one from creation, fetch it only when the state has none (a failed create).
@@ -433,7 +449,7 @@ export async function update(
   id: string,
   olds: Props,
   news: GpuVirtualMachineInputs,
-): Promise<Props> {
+): Promise<GpuVirtualMachineState> {
   const resetting = changedInputs(olds, news, diffSpec).includes("resetTrigger");
   const wasRunning = resetting && (await getGpu(ctx, id)).status === "Running";
   let gpu = await converge(ctx, id, olds, news);
@@ -570,16 +586,13 @@ export const GpuVirtualMachineOutputs = z.object({
   createdAt: z.string().describe("Creation time (ISO 8601)."),
 });
 
-export const gpuVirtualMachine: ResourceKind = {
+export const gpuVirtualMachine = defineKind({
   name: "GpuVirtualMachine",
   description:
     "A GPU virtual machine. GPU VM names are not unique, so there is no adoption of existing GPU VMs: a program always creates its own. A GPU VM whose creation failed (status Error) is replaced by the next `up`.",
   inputs: { schema: GpuVirtualMachineInputs, fields: inputFields },
   outputs: GpuVirtualMachineOutputs,
-  secretOutputs: ["sshPrivateKey"] satisfies OutputName<
-    typeof GpuVirtualMachineInputs,
-    typeof GpuVirtualMachineOutputs
-  >[],
+  secretOutputs: ["sshPrivateKey"],
   exclusiveInputs: {
     what: "image",
     alternatives: [
@@ -591,11 +604,10 @@ export const gpuVirtualMachine: ResourceKind = {
       { input: "imageId", name: "GpuVirtualMachineImageById", description: "The image of a GPU VM given by id." },
     ],
   },
-  check: (_olds: Props, news: Props) => checkInputs(GpuVirtualMachineInputs, news, crossChecks),
-  diff: (_id: string, olds: Props, news: Props) => diffInputs(olds, news, diffSpec),
-  create: (ctx: HandlerContext, inputs: Props) => create(ctx, inputs as GpuVirtualMachineInputs),
-  read: (ctx: HandlerContext, id: string, props: Props) => read(ctx, id, props),
-  update: (ctx: HandlerContext, id: string, olds: Props, news: Props) =>
-    update(ctx, id, olds, news as GpuVirtualMachineInputs),
-  delete: (ctx: HandlerContext, id: string, props: Props) => remove(ctx, id, props),
-};
+  check: (_olds, news) => checkInputs(GpuVirtualMachineInputs, news, crossChecks, inputFields),
+  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  create,
+  read,
+  update,
+  delete: (ctx, id, props) => remove(ctx, id, props),
+});

@@ -103,11 +103,11 @@ type ReportedValue<T, Field> = Field extends { readonly reportedType: infer R ex
 /**
  * What the API reports of a resource of a kind whose inputs are `I`, classified by `F`, with outputs beyond them `O`:
  * every input a documented answer carries (each one required: one left out is a compile error), those only an
- * undocumented field carries (when sent), and every output beyond the inputs.
+ * undocumented field carries (when sent, in whatever shape it comes), and every output beyond the inputs.
  */
 export type ApiReport<I, F, O> = {
   -readonly [K in ReportedAs<F, "documented"> & keyof I]-?: ReportedValue<I[K], F[K]>;
-} & { -readonly [K in ReportedAs<F, "undocumented"> & keyof I]?: ReportedValue<I[K], F[K]> } & Beyond<O>;
+} & { -readonly [K in ReportedAs<F, "undocumented"> & keyof I]?: unknown } & Beyond<O>;
 
 /** The outputs beyond the inputs; none (`z.object({})`, whose output is `Record<string, never>`) asks for nothing. */
 type Beyond<O> = string extends keyof O ? unknown : O;

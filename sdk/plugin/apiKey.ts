@@ -51,7 +51,7 @@ export class ApiKey extends pulumi.CustomResource {
      */
     declare public readonly expiresInDays: pulumi.Output<number | undefined>;
     /**
-     * The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the `X-API-Key` header.
+     * The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the `X-API-Key` header. Absent only from the state of a key whose creation did not complete (the next `up` replaces it).
      */
     declare public /*out*/ readonly key: pulumi.Output<string | undefined>;
     /**

@@ -15,6 +15,8 @@ import { stackOnEmulator } from "./helpers";
 
 // Stalled jobs fail after 2.5 s, so the create-timeout case ends in an Error VM quickly.
 const stack = await stackOnEmulator({ stallTimeoutMs: 2500 });
+// An API that sends only what the spec documents: the VM detail has neither interfaces nor addresses.
+const specOnly = await stackOnEmulator({ specFieldsOnly: true, jobDurationMs: 100 });
 const [fra] = stack.datacenters;
 const [ubuntu, debian] = stack.emulator.bootstrap.fixtures.images;
 const [small, medium, large, xlarge] = stack.emulator.bootstrap.fixtures.configurations;
@@ -431,5 +433,37 @@ describe("VirtualMachine", () => {
     );
     await destroy(options);
     expect(await vmsNamed("adopted-")).toEqual([]);
+  });
+});
+
+describe("VirtualMachine against an API that sends only what the spec documents", () => {
+  it("the primary interface's privateIp is the API's primaryPrivateIp (documented on the list items), which the detail's interfaces lacked", async () => {
+    const options = specOnly.options();
+    const [dc] = specOnly.datacenters;
+    const program = () => {
+      const net = new Network("net", { name: "sf-net", datacenterId: dc!.id, networkType: "standard" });
+      const vm = new VirtualMachine("vm", {
+        name: "sf-vm",
+        datacenterId: dc!.id,
+        imageId: ubuntu.id,
+        configurationId: small.id,
+        networkInterfaces: [{ networkId: net.id }],
+      });
+      return { netId: net.id, vmId: vm.id, privateIp: vm.privateIp };
+    };
+    const created = await up(program, options);
+    const [item] = (await specOnly.api.listVms({ query: { search: "sf-vm" } })).data;
+    expect(item?.id).toBe(created.outputs.vmId);
+    expect(item?.primaryPrivateIp).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    const interfaces = [{ networkId: created.outputs.netId, primary: true, privateIp: item?.primaryPrivateIp }];
+    expect(created.step("vm").outputs.networkInterfaces).toEqual(interfaces);
+    expect(created.outputs.privateIp).toBe(item?.primaryPrivateIp);
+
+    // A refresh reads the same from the API: no drift, the same interfaces.
+    expect((await refresh(options)).step("vm").refresh).toBe("same");
+    const recorded = readStateFile(options.stateFile).resources.find((r) => r.name === "vm");
+    expect(recorded?.outputs.networkInterfaces).toEqual(interfaces);
+    expect((await up(program, options)).step("vm").op).toBe("same");
+    await destroy(options);
   });
 });
