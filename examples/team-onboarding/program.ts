@@ -25,7 +25,7 @@ export interface TeamOnboardingOutputs {
   /** The CI API key's id. */
   ciApiKeyId: pulumi.Output<string>;
   /** The CI API key itself (secret: `pulumi stack output --show-secrets ciApiKey`), for the pipeline's secrets. */
-  ciApiKey: pulumi.Output<string>;
+  ciApiKey: pulumi.Output<string | undefined>;
   /** When the CI API key expires (ISO 8601). */
   ciApiKeyExpiresAt: pulumi.Output<string>;
 }
