@@ -559,7 +559,8 @@ export function argumentNames(query: z.ZodObject): Map<string, string> {
         : params.includes(inner)
           ? `filter${inner[0]!.toUpperCase()}${inner.slice(1)}`
           : inner;
-    if ([...names.values()].includes(name)) throw new Error(`two query parameters would be the argument ${name}`);
+    if ([...names.values()].includes(name))
+      throw new CodedError("INTERNAL_ERROR", `two query parameters would be the argument ${name}`);
     names.set(param, name);
   }
   return names;
@@ -585,7 +586,8 @@ function listArgs(kind: AnyLookupKind): { args: z.ZodObject; params: Map<string,
   const descriptions = kind.queryDescriptions as Record<string, string>;
   for (const [param, name] of names) {
     const description = descriptions[param];
-    if (description === undefined) throw new Error(`${kind.route}: the query parameter ${param} is not described`);
+    if (description === undefined)
+      throw new CodedError("INTERNAL_ERROR", `${kind.route}: the query parameter ${param} is not described`);
     shape[name] = argumentSchema(query.shape[param] as z.ZodType)
       .optional()
       .describe(description);

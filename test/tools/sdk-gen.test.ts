@@ -174,7 +174,9 @@ describe("the data functions' file (sdk/lookups.ts) follows dataFunctions", () =
     );
     expect(text).toContain("\n  /** A changed filter doc. */\n  sizeGb?: number;");
     expect(text).toContain('\n  /** A new filter. */\n  colour?: "red" | "blue";');
-    expect(text).toMatch(/interface GetVolumesResult \{[^}]*\/\*\* A changed count doc\. \*\/\n {2}count: number;/);
+    expect(text).toMatch(
+      /interface GetVolumesResult \{[\s\S]*?\/\*\* A changed count doc\. \*\/\n {2}count: number;\n\}/,
+    );
   });
 
   it("refuses an argument the declaration does not describe, naming it", async () => {
