@@ -96,7 +96,7 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
   /** GPU series id. */
   declare readonly seriesId: pulumi.Output<number>;
   /** Number of GPUs. */
-  declare readonly gpuCount: pulumi.Output<1 | 2 | 4 | 8>;
+  declare readonly gpuCount: pulumi.Output<number>;
   /** Resource group (integer team id), null when none. */
   declare readonly teamId: pulumi.Output<number | null>;
   /** `running` or `stopped` as the API reports it; undefined in other statuses (Creating, Deleting, Error). */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
-import { CreateGpuBody, GpuCount, type GpuInventoryEntry, type GpuVm, type UpdateGpuBody } from "../api";
+import { CreateGpuBody, type GpuInventoryEntry, type GpuVm, type UpdateGpuBody } from "../api";
 import { ApiError } from "../client";
 import { type CheckFailure, checkInputs } from "./check";
 import { resendAfterFailedCreate } from "./create-recovery";
@@ -74,6 +74,8 @@ const inputFields = {
     description:
       "Number of GPUs: 1, 2, 4 or 8. When the combination is not available in the data center, create fails with the combinations available now. Changing it replaces the GPU VM.",
     output: "Number of GPUs.",
+    // The API reports the count as a number: one this program cannot ask for still shows, as drift.
+    reportedType: z.number().int(),
   },
   // Removing teamId from the program takes the GPU VM out of its resource group (PUT teamId: null).
   teamId: {
@@ -157,16 +159,13 @@ function powerStateOf(status: string): "running" | "stopped" | undefined {
   return undefined;
 }
 
-/** The API's GPU count (an integer) as the input has it: a count no input can give is reported as none. */
-const gpuCountOf = (count: number) => GpuCount.safeParse(count).data ?? null;
-
 /** Outputs: the inputs as given, overlaid with everything the API reports (and the SSH key, when exposed). */
 export function outputsOf(given: Props, gpu: GpuVm, sshPrivateKey?: string): GpuVirtualMachineState {
   return stateOf(inputFields, given, {
     name: gpu.name,
     datacenterId: gpu.datacenter.id,
     seriesId: gpu.series.id,
-    gpuCount: gpuCountOf(gpu.gpuCount),
+    gpuCount: gpu.gpuCount,
     teamId: gpu.teamId,
     imageName: gpu.imageName ?? undefined,
     powerState: powerStateOf(gpu.status),
