@@ -2,7 +2,6 @@ import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { ApiKeyStatusBody, CreateApiKeyBody, RoleName, type ApiKey as ApiApiKey } from "../api";
 import { ApiError, type CloudClient } from "../client";
-import { checkInputs } from "./check";
 import { type HandlerContext, warnAbout } from "./context";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { isNotFound, ResourceInitError, settledText } from "./errors";
@@ -357,7 +356,6 @@ export const apiKey = defineKind({
   secretOutputs: ["key"],
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
   settingsFor: sessionSettings,
-  check: (_olds, news) => checkInputs(ApiKeyInputs, news, undefined, inputFields),
   diff: (_id, olds, news) => diff(olds, news),
   create,
   read,

@@ -2,10 +2,10 @@ import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import { CreateGpuBody, type GpuInventoryEntry, type GpuVm, type UpdateGpuBody } from "../api";
 import { ApiError } from "../client";
-import { type CheckFailure, checkInputs } from "./check";
+import type { CheckFailure } from "./check";
 import { resendAfterFailedCreate } from "./create-recovery";
 import { type HandlerContext, progressAbout, warnAbout } from "./context";
-import { changedInputs, diffInputs } from "./diff";
+import { changedInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -603,8 +603,8 @@ export const gpuVirtualMachine = defineKind({
       { input: "imageId", name: "GpuVirtualMachineImageById", description: "The image of a GPU VM given by id." },
     ],
   },
-  check: (_olds, news) => checkInputs(GpuVirtualMachineInputs, news, crossChecks, inputFields),
-  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  crossChecks,
+  diffSpec,
   create,
   read,
   update,

@@ -155,11 +155,17 @@ export interface KindDeclaration<IS extends z.ZodObject, F extends InputFields<z
   readonly secretOutputs?: readonly OutputName<IS, OS>[];
   readonly exclusiveInputs?: ResourceKind["exclusiveInputs"];
   settingsFor?(configuration: Configuration, current: Settings): Settings;
-  /** Default: the schema's checks alone. */
+  /**
+   * The checks that span several inputs, after each input's own: they see the known values, and the raw inputs
+   * (`news`, where a value unknown during preview still counts as given).
+   */
+  crossChecks?(known: Partial<z.output<IS>>, failures: CheckFailure[], news: Props): void;
+  /** Default: the schema's checks with the fields' `expects`, then `crossChecks`. */
   check?(olds: Props, news: Props, ctx?: HandlerContext): CheckResult<Props> | Promise<CheckResult<Props>>;
-  /** Default: the diff the fields' classification gives ({@link diffSpecOf}), with `diffRules`. */
+  /** The diff rules. Default: the fields' classification alone ({@link diffSpecOf}). */
+  readonly diffSpec?: DiffSpec;
+  /** Default: {@link diffInputs} with `diffSpec`. */
   diff?(id: string, olds: Props, news: Props): DiffResult;
-  readonly diffRules?: Pick<DiffSpec, "deleteBeforeReplace" | "failed">;
   create(
     ctx: HandlerContext,
     inputs: z.output<IS>,
@@ -187,7 +193,8 @@ export function defineKind<IS extends z.ZodObject, F extends InputFields<z.outpu
 ): ResourceKind {
   const { schema, fields } = declaration.inputs;
   const inputFields = fields as Readonly<Record<string, InputField>>;
-  const diffSpec = diffSpecOf(schema, inputFields, declaration.diffRules);
+  const diffSpec = declaration.diffSpec ?? diffSpecOf(schema, inputFields);
+  const crossChecks = declaration.crossChecks?.bind(declaration);
   type Inputs = z.output<IS>;
   return {
     name: declaration.name,
@@ -199,7 +206,14 @@ export function defineKind<IS extends z.ZodObject, F extends InputFields<z.outpu
     ...(declaration.exclusiveInputs ? { exclusiveInputs: declaration.exclusiveInputs } : {}),
     ...(declaration.settingsFor ? { settingsFor: declaration.settingsFor.bind(declaration) } : {}),
     check: (olds, news, ctx) =>
-      declaration.check ? declaration.check(olds, news, ctx) : checkInputs(schema, news, undefined, inputFields),
+      declaration.check
+        ? declaration.check(olds, news, ctx)
+        : checkInputs(
+            schema,
+            news,
+            crossChecks && ((known, failures) => crossChecks(known, failures, news)),
+            inputFields,
+          ),
     diff: (id, olds, news) => (declaration.diff ? declaration.diff(id, olds, news) : diffInputs(olds, news, diffSpec)),
     create: (ctx, inputs) => declaration.create(ctx, inputs as Inputs),
     read: (ctx, id, props) => declaration.read(ctx, id, props),

@@ -2,10 +2,10 @@ import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import { CreateNetworkBody, type Network as ApiNetwork, parseCidr, parseIp, snatRule, UpdateNetworkBody } from "../api";
 import { BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import { type CheckFailure, checkInputs } from "./check";
+import type { CheckFailure } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique } from "./create-recovery";
-import { changedInputs, diffInputs } from "./diff";
+import { changedInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError } from "./errors";
 import { batchedRead, pollUntil, sleep } from "./jobs";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -373,8 +373,8 @@ export const network = defineKind({
     "A private network. Deleting it waits while VMs being deleted still hold it, then names the VMs that remain.",
   inputs: { schema: NetworkInputs, fields: inputFields },
   outputs: NetworkOutputs,
-  check: (_olds, news) => checkInputs(NetworkInputs, news, crossChecks, inputFields),
-  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  crossChecks,
+  diffSpec,
   create,
   read,
   update,

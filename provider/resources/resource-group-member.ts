@@ -2,7 +2,6 @@ import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { TeamMemberBody } from "../api";
 import { ApiError } from "../client";
-import { checkInputs } from "./check";
 import type { HandlerContext } from "./context";
 import { isConflict, isNotFound } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -144,7 +143,6 @@ export const resourceGroupMember = defineKind({
   inputs: { schema: ResourceGroupMemberInputs, fields: inputFields },
   outputs: ResourceGroupMemberOutputs,
   // The fields' `expects` say what userId must be (the contract's Uuid has no message of its own).
-  check: (_olds, news) => checkInputs(ResourceGroupMemberInputs, news, undefined, inputFields),
   create,
   read,
   update,

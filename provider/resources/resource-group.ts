@@ -2,10 +2,10 @@ import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { CreateTeamBody, UpdateTeamBody, type Team, type TeamDetail } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import { checkInputs, uuidInput } from "./check";
+import { uuidInput } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
-import { changedInputs, diffInputs } from "./diff";
+import { changedInputs } from "./diff";
 import { codeOfCause, isConflict, isNotFound, ResourceInitError } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
@@ -290,8 +290,6 @@ export const resourceGroup = defineKind({
     "A resource group (the API's team). Its Pulumi id is the integer group id as text. Deleting a group that still has child groups is refused by the API: declare children with `parentTeamId: parent.id` so they are deleted first.",
   inputs: { schema: ResourceGroupInputs, fields: inputFields },
   outputs: ResourceGroupOutputs,
-  check: (_olds, news) => checkInputs(ResourceGroupInputs, news, undefined, inputFields),
-  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
   create,
   read,
   update,

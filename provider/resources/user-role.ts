@@ -2,7 +2,6 @@ import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { AssignRoleBody, RoleName, UserRoleParams } from "../api";
 import { ApiError } from "../client";
-import { checkInputs } from "./check";
 import type { HandlerContext } from "./context";
 import { isNotFound } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -139,7 +138,6 @@ export const userRole = defineKind({
     "One role of one user, managed on its own: creating it grants the role, deleting it revokes it. The id is `<userId>:<roleName>`. A role the user already holds is simply taken over. `refresh` drops the grant when the role was revoked (or the user deleted), and the next `up` grants it again. Declare the user without `roleNames` when its roles are granted this way: `roleNames`, when given, is the complete list and would revoke this role.",
   inputs: { schema: UserRoleInputs, fields: inputFields },
   outputs: UserRoleOutputs,
-  check: (_olds, news) => checkInputs(UserRoleInputs, news, undefined, inputFields),
   create,
   read,
   update,

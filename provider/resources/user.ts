@@ -2,10 +2,10 @@ import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { CreateUserBody, passwordProblems, type RoleName, UpdateUserBody, type User as ApiUser } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import { type CheckFailure, checkInputs } from "./check";
+import type { CheckFailure } from "./check";
 import type { HandlerContext } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
-import { changedInputs, diffInputs } from "./diff";
+import { changedInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { containsUnknown, plainInputs, type Props } from "./props";
@@ -390,9 +390,8 @@ export const user = defineKind({
   outputs: UserOutputs,
   secretOutputs: ["password"],
   secretInputs: ["password"],
-  check: (_olds, news) =>
-    checkInputs(UserInputs, news, (known, failures) => crossChecks(known, failures, plainInputs(news)), inputFields),
-  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  crossChecks: (known, failures, news) => crossChecks(known, failures, plainInputs(news)),
+  diffSpec,
   create: async (ctx, inputs) => {
     const created = await create(ctx, inputs);
     return { ...created, outs: managedOnly(inputs, created.outs) };

@@ -2,13 +2,12 @@ import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import { AttachVolumeBody, IdParams, type Volume as ApiVolume } from "../api";
 import { ApiError } from "../client";
-import { checkInputs } from "./check";
 import type { HandlerContext } from "./context";
 import { isConflict, isNotFound } from "./errors";
 import { awaitJob, resendAfterFailedJob, sleep } from "./jobs";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import type { Props } from "./props";
-import type { InputFields } from "./fields";
+import { diffSpecOf, type InputFields } from "./fields";
 import { settledVolume } from "./volume";
 
 /** The attach request (`PUT /resource/volumes/{id}/attach`): the volume of its path, and its body's VM. */
@@ -226,12 +225,10 @@ export const volumeAttachment = defineKind({
     "Attaches a volume to a virtual machine (an attach job; deleting it runs a detach job, and a volume already detached, or a VM or volume already gone, counts as deleted). The id is `<volumeId>:<virtualMachineId>`. Nothing changes in place. When the volume is already attached to that VM, the attachment is simply taken over: no `adopt` flag is needed. `refresh` drops the attachment when the volume is no longer attached to that VM.",
   inputs: { schema: VolumeAttachmentInputs, fields: inputFields },
   outputs: VolumeAttachmentOutputs,
-  // The fields' `expects` say what each id must be (the contract's Uuid has no message of its own).
-  check: (_olds, news) => checkInputs(VolumeAttachmentInputs, news, undefined, inputFields),
-  diffRules: {
+  diffSpec: diffSpecOf(VolumeAttachmentInputs, inputFields, {
     // A volume is attached to one VM at a time: moving it to another VM must detach it first.
     deleteBeforeReplace: (olds, news) => olds.volumeId === news.volumeId,
-  },
+  }),
   create,
   read,
   update,

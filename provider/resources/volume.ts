@@ -5,7 +5,6 @@ import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "..
 import { type CheckFailure, checkInputs, type CheckResult, reasonFor } from "./check";
 import { type HandlerContext, warnAbout } from "./context";
 import { createUnique } from "./create-recovery";
-import { diffInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -499,7 +498,7 @@ export const volume = defineKind({
   inputs: { schema: VolumeInputs, fields: inputFields },
   outputs: VolumeOutputs,
   check: (olds, news, ctx) => check(ctx, olds, news),
-  diff: (_id, olds, news) => diffInputs(olds, news, diffSpec),
+  diffSpec,
   create,
   read,
   update,
