@@ -45,7 +45,7 @@ export const uncalledReasons: Partial<Record<RouteName, { kind: ReasonKind; note
   forgetPassword: { kind: "humanOnly", note: "password reset by email" },
   resetPassword: { kind: "humanOnly", note: "password reset by email" },
   usersForgotPassword: { kind: "humanOnly", note: "password reset by email" },
-  setApiKeyRateLimit: { kind: "platformAdmin", note: "and its body is not shown" },
+  setApiKeyRateLimit: { kind: "platformAdmin", note: "its body is not shown either" },
   apiKeyRoleOptions: { kind: "notYetOffered", note: "session only: not with an API key" },
   apiKeyExpirationOptions: { kind: "notYetOffered", note: "session only: not with an API key" },
   attachableVms: { kind: "notYetOffered" },
@@ -190,7 +190,8 @@ function callSites(program: ts.Program, root: string): { site: CallSite; node: t
       const site: CallSite = {
         route: route as RouteName,
         file: posix(path.relative(root, full)),
-        line: file.getLineAndCharacterOfPosition(node.getStart(file)).line + 1,
+        line: file.getLineAndCharacterOfPosition((ts.isPropertyAccessExpression(node) ? node.name : node).getStart(file))
+          .line + 1,
         unit: unit?.name ?? "(top level)",
       };
       sites.push({ site, node });
