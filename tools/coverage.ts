@@ -297,10 +297,9 @@ export function routeUses(root: string = repositoryRoot()): Map<RouteName, Route
       node.forEachChild(visit);
     });
   }
-  const dataFunctionFiles = new Set([...dataRoots.keys(), ...lookupMembers.keys()].map(fileOf));
 
   // References to each top-level declaration of the kinds' and data functions' files, by declaration.
-  const followed = (file: string) => kindOfFile(file) !== undefined || dataFunctionFiles.has(file);
+  const followed = (file: string) => file.startsWith("provider/resources/");
   const references = new Map<ts.Node, ts.Node[]>();
   for (const file of program.getSourceFiles()) {
     if (!followed(fileOf(file))) continue;
@@ -318,8 +317,12 @@ export function routeUses(root: string = repositoryRoot()): Map<RouteName, Route
     });
   }
 
-  /** Adds what the code at `node` is part of to `use`; follows the callers of helpers of kinds and lookups. */
-  const attribute = (node: ts.Node, use: RouteUse, seen: Set<ts.Node>) => {
+  /**
+   * Adds what the code at `node` is part of to `use`: the data function it is in, else a named internal use, else the
+   * kind whose files hold it; in provider/resources, also what calls the declaration it is in (a helper's requests
+   * are its callers'). Code nothing attributes is named by its file and declaration.
+   */
+  const attribute = (node: ts.Node, use: RouteUse, seen: Set<ts.Node>): void => {
     for (let at: ts.Node | undefined = node; at; at = at.parent) {
       const roots = dataRoots.get(at) ?? lookupMembers.get(at);
       if (roots) {
@@ -329,18 +332,21 @@ export function routeUses(root: string = repositoryRoot()): Map<RouteName, Route
     }
     const file = fileOf(node);
     const unit = unitOf(node);
-    const kind = kindOfFile(file);
-    if (kind) use.kinds.push(kind);
-    if (!kind && !dataFunctionFiles.has(file)) {
-      const key = `${file} › ${unit?.name ?? "(top level)"}`;
-      use.internal.push(internalUseNames[key] ?? key);
+    const key = `${file} › ${unit?.name ?? "(top level)"}`;
+    const internal = internalUseNames[key];
+    if (internal) {
+      use.internal.push(internal);
       return;
     }
-    if (!unit || seen.has(unit.decl)) return;
-    seen.add(unit.decl);
-    const callers = references.get(unit.decl) ?? [];
+    if (unit) {
+      if (seen.has(unit.decl)) return;
+      seen.add(unit.decl);
+    }
+    const kind = kindOfFile(file);
+    if (kind) use.kinds.push(kind);
+    const callers = followed(file) && unit ? (references.get(unit.decl) ?? []) : [];
     for (const caller of callers) attribute(caller, use, seen);
-    if (!kind && callers.length === 0) use.internal.push(`${file} › ${unit.name}`);
+    if (!kind && callers.length === 0) use.internal.push(key);
   };
 
   const uses = new Map<RouteName, RouteUse>();
