@@ -12,6 +12,7 @@ import {
   coverageCounts,
   coverageFile,
   coverageMarkdown,
+  internalUseNames,
   routeUses,
   specPath,
   uncalledReasons,
@@ -106,6 +107,11 @@ describe("the API coverage table", () => {
     expect(use("listVms").dataFunctions).toContain("getVirtualMachine");
     // A bulk deleter's call, in a closure handed to the client's BatchedDeleter.
     expect(use("bulkDeleteVolumes").kinds).toEqual(["Volume"]);
+  });
+
+  it("names only internal uses that call a route (a renamed declaration leaves its name unused)", () => {
+    const named = new Set([...uses.values()].flatMap((u) => u.internal));
+    expect(Object.values(internalUseNames).filter((name) => !named.has(name))).toEqual([]);
   });
 
   it("misses no plain call: every `api.<route>(` and `listAll(\"<route>\"` of provider/ is a call site it found", () => {
