@@ -190,8 +190,9 @@ function callSites(program: ts.Program, root: string): { site: CallSite; node: t
       const site: CallSite = {
         route: route as RouteName,
         file: posix(path.relative(root, full)),
-        line: file.getLineAndCharacterOfPosition((ts.isPropertyAccessExpression(node) ? node.name : node).getStart(file))
-          .line + 1,
+        line:
+          file.getLineAndCharacterOfPosition((ts.isPropertyAccessExpression(node) ? node.name : node).getStart(file))
+            .line + 1,
         unit: unit?.name ?? "(top level)",
       };
       sites.push({ site, node });

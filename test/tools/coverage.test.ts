@@ -63,8 +63,14 @@ describe("the API coverage table", () => {
     const fromSpec = specEndpoints();
     const fromRoutes = [...new Set(Object.values(routes).map((r) => `${r.method} ${specPath(r.path)}`))].sort();
     expect(fromSpec.length).toBeGreaterThan(90);
-    expect(fromRoutes.filter((e) => !fromSpec.includes(e)), "routes the spec's tables do not have").toEqual([]);
-    expect(fromSpec.filter((e) => !fromRoutes.includes(e)), "endpoints of the spec the route table lacks").toEqual([]);
+    expect(
+      fromRoutes.filter((e) => !fromSpec.includes(e)),
+      "routes the spec's tables do not have",
+    ).toEqual([]);
+    expect(
+      fromSpec.filter((e) => !fromRoutes.includes(e)),
+      "endpoints of the spec the route table lacks",
+    ).toEqual([]);
     expect(Object.keys(routes).length, "one route per endpoint").toBe(fromRoutes.length);
   });
 
@@ -114,7 +120,7 @@ describe("the API coverage table", () => {
     expect(Object.values(internalUseNames).filter((name) => !named.has(name))).toEqual([]);
   });
 
-  it("misses no plain call: every `api.<route>(` and `listAll(\"<route>\"` of provider/ is a call site it found", () => {
+  it('misses no plain call: every `api.<route>(` and `listAll("<route>"` of provider/ is a call site it found', () => {
     const found = new Set([...uses.values()].flatMap((u) => u.sites.map((s) => `${s.route} ${s.file}:${s.line}`)));
     const names: ReadonlySet<string> = new Set(Object.keys(routes));
     const scanned: string[] = [];
