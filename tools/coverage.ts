@@ -25,7 +25,7 @@ export const reasonTexts: Record<ReasonKind, string> = {
   humanOnly: "human-only flow",
   notShown: "not shown in the spec",
   platformAdmin: "platform administrators only",
-  notYetOffered: "not yet offered (issue 27)",
+  notYetOffered: "not yet offered",
 };
 
 /**
