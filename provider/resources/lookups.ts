@@ -726,12 +726,28 @@ async function resolvedId(ctx: HandlerContext, kind: "Network" | "Volume", args:
   return String((await lookupOne(ctx, kind, { name: args.name, entityId: args.entityId })).id);
 }
 
+/**
+ * What an answer whose fields the spec does not show reports beyond the contract's schema of it (its members the
+ * schema does not name), as a free-form object: absent when there is nothing more. Unknown fields never fail a read.
+ */
+function beyond(schema: z.ZodObject, raw: unknown): { other?: Record<string, unknown> } {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return {};
+  const other = Object.fromEntries(Object.entries(raw).filter(([key]) => !(key in schema.shape)));
+  return Object.keys(other).length > 0 ? { other } : {};
+}
+const otherText = (what: string) =>
+  `What the API reports of ${what} beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.`;
+/** Each item of a list answer, typed by `item`, with what the API sent beyond it. */
+const itemsWithOther = <T extends z.ZodObject>(item: T, raw: unknown, items: readonly unknown[]) =>
+  items.map((value, i) => ({ ...item.parse(value), ...beyond(item, Array.isArray(raw) ? raw[i] : undefined) }));
+
 const NetworkVirtualMachine = z.object({
   id: N.NetworkVm.shape.id.describe("VM id (UUID)."),
   name: N.NetworkVm.shape.name.describe("VM name."),
   status: N.NetworkVm.shape.status.describe("VM status, e.g. `Running`."),
   privateIp: N.NetworkVm.shape.privateIp.describe("The VM's private address on this network."),
   primary: N.NetworkVm.shape.primary.describe("Whether this network is the VM's primary interface."),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the VM")),
 });
 sdkTypes.add(NetworkVirtualMachine, {
   name: "NetworkVirtualMachine",
@@ -754,6 +770,7 @@ const AttachableVirtualMachine = z.object({
   maxVolumeCount: V.AttachableVm.shape.maxVolumeCount.describe(
     "Most volumes the VM can have attached: below it, the volume can be attached.",
   ),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the VM")),
 });
 sdkTypes.add(AttachableVirtualMachine, {
   name: "AttachableVirtualMachine",
@@ -913,6 +930,7 @@ const GetVirtualMachineMetricsResult = z.object({
   categories: M.VmMetrics.shape.categories.describe(
     "By VM size category: its tiers (configurations, with specs), each by region and data center, with VM counts and trends.",
   ),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the metrics")),
 });
 
 const usageEntityId = (route: "entityUsage" | "availableMonths") =>
@@ -933,6 +951,7 @@ const GetEntityUsageResult = z.object({
   summary: M.EntityUsage.shape.summary.describe("The month's usage: VMs, vCPU hours, RAM and disk GB hours."),
   byCategory: M.EntityUsage.shape.byCategory.describe("The usage by VM size category (its code)."),
   byRegion: M.EntityUsage.shape.byRegion.describe("The usage by region."),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the usage")),
 });
 const usageMonthsArgs = queryArgs(
   "availableMonths",
@@ -991,8 +1010,11 @@ function registry(): Record<string, DataFunction> {
       example: 'const { virtualMachines } = await getNetworkVirtualMachines({ name: "my-network" });',
       call: (async (ctx: HandlerContext, args: Props) => {
         const id = await resolvedId(ctx, "Network", args);
-        const vms = await ctx.api.networkVms({ params: { id }, query: queryOf(networkVmsArgs.params, args) });
-        return { networkId: id, virtualMachines: vms.map((vm) => NetworkVirtualMachine.parse(vm)) };
+        const answer = await ctx.api.request("networkVms", {
+          params: { id },
+          query: queryOf(networkVmsArgs.params, args),
+        });
+        return { networkId: id, virtualMachines: itemsWithOther(N.NetworkVm, answer.raw, answer.data) };
       }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getAttachableVirtualMachines: {
@@ -1004,8 +1026,11 @@ function registry(): Record<string, DataFunction> {
       example: 'const { virtualMachines } = await getAttachableVirtualMachines({ name: "my-volume" });',
       call: (async (ctx: HandlerContext, args: Props) => {
         const id = await resolvedId(ctx, "Volume", args);
-        const vms = await ctx.api.attachableVms({ params: { id }, query: queryOf(attachableArgs.params, args) });
-        return { volumeId: id, virtualMachines: vms.map((vm) => AttachableVirtualMachine.parse(vm)) };
+        const answer = await ctx.api.request("attachableVms", {
+          params: { id },
+          query: queryOf(attachableArgs.params, args),
+        });
+        return { volumeId: id, virtualMachines: itemsWithOther(V.AttachableVm, answer.raw, answer.data) };
       }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getApiKey: {
@@ -1032,11 +1057,10 @@ function registry(): Record<string, DataFunction> {
       description:
         "VM metrics of a period (`GET /metrics/virtual-machines`, its documented query): totals, then by size category, tier, region and data center, with VM counts, specs and trends against a comparison period.",
       example: "const metrics = await getVirtualMachineMetrics({ includeVmNames: true });",
-      call: (async (ctx: HandlerContext, args: Props) =>
-        ctx.api.vmMetrics({ query: queryOf(vmMetricsArgs.params, args) })) as (
-        ctx: HandlerContext,
-        args: never,
-      ) => Promise<unknown>,
+      call: (async (ctx: HandlerContext, args: Props) => {
+        const answer = await ctx.api.request("vmMetrics", { query: queryOf(vmMetricsArgs.params, args) });
+        return { ...answer.data, ...beyond(M.VmMetrics, answer.raw) };
+      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getEntityUsage: {
       args: entityUsageArgs.args as z.ZodType<Props>,
@@ -1047,7 +1071,11 @@ function registry(): Record<string, DataFunction> {
       example: 'const usage = await getEntityUsage({ month: "2026-01" });',
       call: (async (ctx: HandlerContext, args: Props) => {
         const id = await usageEntity(ctx, args);
-        return ctx.api.entityUsage({ params: { id }, query: queryOf(entityUsageArgs.params, args) });
+        const answer = await ctx.api.request("entityUsage", {
+          params: { id },
+          query: queryOf(entityUsageArgs.params, args),
+        });
+        return { ...answer.data, ...beyond(M.EntityUsage, answer.raw) };
       }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getUsageMonths: {

@@ -3,9 +3,10 @@
  * volume can be attached to (by id or by name), the entity's API keys (never a secret), VM metrics, entity usage and
  * its months. Each returns what the API holds, and the request log shows the documented route and query.
  */
+import { MockAgent } from "undici";
 import { afterAll, describe, expect, it } from "vitest";
 import { CloudClient } from "../../provider/client";
-import { configuration, handlerContext, type Configuration } from "../../provider/resources";
+import { configuration, handlerContext, type Configuration, type HandlerContext } from "../../provider/resources";
 import { dataFunctions } from "../../provider/resources/lookups";
 import { stackOnEmulator } from "./helpers";
 
@@ -245,5 +246,84 @@ describe("metrics", () => {
       await stack.api.entityUsage({ params: { id: entityId } }),
     );
     expect(dataFunctions.getEntityUsage!.args.safeParse({ month: "2026-13" }).success).toBe(false);
+  });
+});
+
+describe("an API that sends more than the contract names", () => {
+  const ORIGIN = "http://api.example.test";
+  const vmId = "7d2b7a3e-3f1f-4a57-9d53-2f0a3c1f6b10";
+  const netId = "0b7f6a0e-1c8e-4b8f-a9f7-6a2c1f3e5d42";
+  const secret = "svc_Zy9XwVuTsRqPoNmLkJiHgFeDcBa8";
+
+  function mocked(answers: Record<string, unknown>): { ctx: HandlerContext; close(): Promise<void> } {
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    for (const [prefix, data] of Object.entries(answers)) {
+      agent
+        .get(ORIGIN)
+        .intercept({ path: (p) => p.startsWith(`/v1${prefix}`), method: "GET" })
+        .reply(200, { success: true, data, ...(Array.isArray(data) ? { meta: page(data.length) } : {}) })
+        .persist();
+    }
+    const api = new CloudClient({ baseUrl: `${ORIGIN}/v1`, auth: { apiKey: secret }, dispatcher: agent });
+    return {
+      ctx: { api } as unknown as HandlerContext,
+      close: async () => {
+        await api.close();
+        await agent.close();
+      },
+    };
+  }
+  const page = (n: number) => ({
+    total: n,
+    page: 1,
+    pageSize: 100,
+    totalPages: 1,
+    hasNextPage: false,
+    hasPreviousPage: false,
+  });
+
+  it("the fields the spec does not name come back under `other`; a key's secret never does", async () => {
+    const key = {
+      id: "k1",
+      name: "ci",
+      start: "svc_Zy9X",
+      status: "Active",
+      expiresAt: "2027-01-01T00:00:00.000Z",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      key: secret,
+      secretHash: "f".repeat(64),
+    };
+    const vmsOnNet = [{ id: vmId, name: "a", status: "Running", privateIp: "10.0.0.5", primary: true, mac: "02:00" }];
+    const { ctx, close } = mocked({
+      [`/resource/networks/${netId}/virtual-machines`]: vmsOnNet,
+      "/auth/api-keys": [key],
+    });
+    try {
+      const onNet = await dataFunctions.getNetworkVirtualMachines!.call(ctx, { id: netId } as never);
+      expect(onNet).toEqual({
+        networkId: netId,
+        virtualMachines: [
+          { id: vmId, name: "a", status: "Running", privateIp: "10.0.0.5", primary: true, other: { mac: "02:00" } },
+        ],
+      });
+      const keys = await dataFunctions.getApiKeys!.call(ctx, {} as never);
+      const one = await dataFunctions.getApiKey!.call(ctx, { name: "ci" } as never);
+      expect(one).toEqual({
+        id: "k1",
+        name: "ci",
+        start: "svc_Zy9X",
+        status: "Active",
+        expiresAt: key.expiresAt,
+        createdAt: key.createdAt,
+      });
+      expect(keys).toEqual({ apiKeys: [one], count: 1 });
+      for (const text of [JSON.stringify(keys), JSON.stringify(one)]) {
+        expect(text).not.toContain(secret);
+        expect(text).not.toContain(key.secretHash);
+      }
+    } finally {
+      await close();
+    }
   });
 });
