@@ -692,18 +692,22 @@ const pathId = (route: "networkVms" | "attachableVms" | "entityUsage" | "availab
 
 /** `id` (the route's path parameter) or `name` of a resource of a kind, exactly one, and the route's query. */
 function byIdOrName(route: "networkVms" | "attachableVms", noun: string) {
-  const query = queryArgs(route, { entityId: entityIdText });
-  const shape = query.args.extend({
-    id: pathId(route).optional().describe(`The ${noun}'s id (UUID).`),
-    name: z
-      .string()
-      .trim()
-      .min(1, "must not be empty")
-      .optional()
-      .describe(
-        `The ${noun}'s name, matched exactly (as get${noun[0]!.toUpperCase()}${noun.slice(1)} matches it): an error when none or several match.`,
-      ),
-  });
+  const query = queryArgs(
+    route,
+    { entityId: entityIdText },
+    {
+      id: pathId(route).optional().describe(`The ${noun}'s id (UUID).`),
+      name: z
+        .string()
+        .trim()
+        .min(1, "must not be empty")
+        .optional()
+        .describe(
+          `The ${noun}'s name, matched exactly (as get${noun[0]!.toUpperCase()}${noun.slice(1)} matches it): an error when none or several match.`,
+        ),
+    },
+  );
+  const shape = query.args as z.ZodObject<{ id: z.ZodOptional<z.ZodString>; name: z.ZodOptional<z.ZodString> }>;
   const args = shape.superRefine((value, ctx) => {
     const given = [value.id, value.name].filter((v) => v !== undefined).length;
     if (given !== 1) {

@@ -88,6 +88,9 @@ describe("the VMs on a network and the VMs a volume can be attached to", () => {
     expect(fn.args.safeParse({}).error?.issues[0]).toMatchObject({ path: ["name"] });
     expect(fn.args.safeParse({ id: "x" }).success).toBe(false);
     expect(fn.args.safeParse({ id: fra!.id, name: "y" }).error?.issues[0]?.message).toMatch(/exactly one/);
+    expect(fn.args.safeParse({ id: fra!.id, networkId: "y" }).error?.issues[0]?.message).toMatch(
+      /unknown argument\(s\) `networkId`: the arguments are `id`, `name`, `entityId`/,
+    );
     expect(await stack.requests(mark)).toEqual([]);
     await expect(call("getNetworkVirtualMachines", { name: "rl-ne" })).rejects.toThrow(
       /no network has the name "rl-ne".*closest names found: "rl-net", "rl-net-2"/,
