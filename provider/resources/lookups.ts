@@ -1040,7 +1040,7 @@ function registry(): Record<string, DataFunction> {
     getApiKey: {
       args: apiKeyArgs.args as unknown as z.ZodType<Props>,
       argsShape: apiKeyArgs.shape,
-      result: ApiKeySummary,
+      result: ApiKeySummary.extend({}),
       description:
         "One API key of the entity, by id or by exact name (`GET /auth/api-keys`, every page): its name, start, status, expiry and role, never its secret. No match is an error naming the closest names; several an error listing their ids (look up by id then).",
       example: 'const key = await getApiKey({ name: "ci" });',
