@@ -8,6 +8,8 @@
  * attached to and the names and statuses of the entity's keys: what the API holds, and no key secret in the outputs or
  * the exported state.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as plugin from "@cloudinfra/pulumi/plugin";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
@@ -21,6 +23,19 @@ const world = await cliWorld();
 const [fra] = world.datacenters;
 const { admin } = world.emulator.bootstrap.users;
 const vmArgs = { datacenterId: fra!.id, imageId: 1, configurationId: 1 };
+
+/** The stack's state file as the file backend stores it (secrets encrypted). */
+function storedState(stackName: string): string {
+  const find = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) return e.name === ".history" || e.name === "backups" ? [] : find(full);
+      return e.name === `${stackName.split("/").pop()}.json` ? [full] : [];
+    });
+  const [file, ...more] = find(path.join(world.work, "backend", ".pulumi", "stacks"));
+  expect(more).toEqual([]);
+  return fs.readFileSync(file!, "utf8");
+}
 
 const failureOf = (error: unknown) => String((error as { stderr?: string; stdout?: string }).stderr ?? error);
 const writes = async (mark: number) => (await world.requests(mark)).filter((r) => r.method !== "GET");
@@ -262,17 +277,20 @@ describeCli("lookups through the real CLI", () => {
     );
     expect(out("expiring")).toContain("lk-m-soon");
 
-    const secrets = [
-      ...keys.map((k) => k.key),
-      ...Object.values(world.emulator.bootstrap.users).map((u) => u.apiKey),
-      ...Object.values(world.emulator.ctx.state.apiKeys).map((k) => k.secretHash),
-    ];
+    // No key secret (nor any stored hash) in the outputs or in the state as the backend stores it; the decrypted
+    // export holds the provider's own API key (its configuration, a Pulumi secret) and nothing else of them.
+    const created = keys.map((k) => k.key);
+    const hashes = Object.values(world.emulator.ctx.state.apiKeys).map((k) => k.secretHash);
+    const seeded = Object.values(world.emulator.bootstrap.users).map((u) => u.apiKey);
     const outputs = JSON.stringify(up.outputs);
-    const state = JSON.stringify(await stack.exportStack());
-    for (const secret of secrets) {
+    const stored = storedState(stack.name);
+    const exported = JSON.stringify(await stack.exportStack());
+    expect(stored).toContain('"lk-m-soon"');
+    for (const secret of [...created, ...hashes, ...seeded]) {
       expect(outputs).not.toContain(secret);
-      expect(state).not.toContain(secret);
+      expect(stored).not.toContain(secret);
     }
+    for (const secret of [...created, ...hashes]) expect(exported).not.toContain(secret);
   });
 
   it.concurrent.each([
