@@ -55,6 +55,71 @@ function output<A extends object, T>(name: string, args: InputsOf<A>): pulumi.Ou
   return pulumi.output(args).apply((plain) => call<T>(name, plain as object));
 }
 
+/** A VM with an interface on a network (`GET /resource/networks/{id}/virtual-machines`). */
+export interface NetworkVirtualMachine {
+  /** VM id (UUID). */
+  id: string;
+  /** VM name. */
+  name: string;
+  /** VM status, e.g. `Running`. */
+  status: string;
+  /** The VM's private address on this network. */
+  privateIp: string;
+  /** Whether this network is the VM's primary interface. */
+  primary: boolean;
+  /**
+   * What the API reports of the VM beyond the members above (the spec does not name the fields of this answer), as it
+   * sends it; absent when nothing more.
+   */
+  other?: Record<string, unknown>;
+}
+
+/**
+ * A VM of a volume's data center, with its current and maximum volume counts (`GET
+ * /resource/volumes/{id}/available-virtual-machines`).
+ */
+export interface AttachableVirtualMachine {
+  /** VM id (UUID). */
+  id: string;
+  /** VM name. */
+  name: string;
+  /** The VM's data center (UUID): the volume's. */
+  datacenterId: string;
+  /** Volumes attached to the VM now. */
+  currentVolumeCount: number;
+  /** Most volumes the VM can have attached: below it, the volume can be attached. */
+  maxVolumeCount: number;
+  /**
+   * What the API reports of the VM beyond the members above (the spec does not name the fields of this answer), as it
+   * sends it; absent when nothing more.
+   */
+  other?: Record<string, unknown>;
+}
+
+/** An API key as `GET /auth/api-keys` lists it: never its secret. */
+export interface ApiKeySummary {
+  /** Key id. */
+  id: string;
+  /** Display name (not unique). */
+  name: string;
+  /** Leading characters of the key, its prefix `svc_` included: never the key. */
+  start: string;
+  /** `Active`, `Expiring` (within 30 days of expiry; still authenticates), `Suspended` or `Expired`. */
+  status: "Active" | "Expiring" | "Suspended" | "Expired";
+  /** Expiry (ISO 8601). */
+  expiresAt: string;
+  /** Creation time (ISO 8601). */
+  createdAt: string;
+  /** The role the key is limited to, when the API reports one. */
+  roleId?: string;
+  /** The user the key belongs to (UUID), when the API reports it. */
+  userId?: string;
+  /** Whether the key is enabled (not suspended), when the API reports it. */
+  enabled?: boolean;
+  /** Last use (ISO 8601), when the API reports one. */
+  lastUsedAt?: string;
+}
+
 /**
  * A VM as its list item reports it (the list does not carry the detail: look a VM up with getVirtualMachine for it).
  */
@@ -130,6 +195,462 @@ export function getCallerOutput(
 ): pulumi.Output<GetCallerResult> {
   void opts;
   return output("getCaller", args);
+}
+
+// ---------------------------------------------------------------- getNetworkVirtualMachines
+
+/** The arguments of {@link getNetworkVirtualMachines}. */
+export interface GetNetworkVirtualMachinesArgs extends EntityArgs {
+  /** The network's id (UUID). */
+  id?: string;
+  /** The network's name, matched exactly (as getNetwork matches it): an error when none or several match. */
+  name?: string;
+}
+
+/** What {@link getNetworkVirtualMachines} returns. */
+export interface GetNetworkVirtualMachinesResult {
+  /** The network's id (UUID). */
+  networkId: string;
+  /** Every VM with an interface on the network, in the API's order. */
+  virtualMachines: NetworkVirtualMachine[];
+}
+
+/**
+ * The VMs with an interface on a network (`GET /resource/networks/{id}/virtual-machines`), the network by id or by
+ * exact name (found as getNetwork finds it).
+ *
+ * @example
+ * const { virtualMachines } = await getNetworkVirtualMachines({ name: "my-network" });
+ */
+export function getNetworkVirtualMachines(
+  args: GetNetworkVirtualMachinesArgs,
+  opts?: LookupOptions,
+): Promise<GetNetworkVirtualMachinesResult> {
+  void opts;
+  return call("getNetworkVirtualMachines", args);
+}
+
+/** {@link getNetworkVirtualMachines} with arguments that may be outputs; the result is an output. */
+export function getNetworkVirtualMachinesOutput(
+  args: InputsOf<GetNetworkVirtualMachinesArgs>,
+  opts?: LookupOptions,
+): pulumi.Output<GetNetworkVirtualMachinesResult> {
+  void opts;
+  return output("getNetworkVirtualMachines", args);
+}
+
+// ---------------------------------------------------------------- getAttachableVirtualMachines
+
+/** The arguments of {@link getAttachableVirtualMachines}. */
+export interface GetAttachableVirtualMachinesArgs extends EntityArgs {
+  /** The volume's id (UUID). */
+  id?: string;
+  /** The volume's name, matched exactly (as getVolume matches it): an error when none or several match. */
+  name?: string;
+}
+
+/** What {@link getAttachableVirtualMachines} returns. */
+export interface GetAttachableVirtualMachinesResult {
+  /** The volume's id (UUID). */
+  volumeId: string;
+  /** Every VM in the volume's data center, with its current and maximum volume counts, in the API's order. */
+  virtualMachines: AttachableVirtualMachine[];
+}
+
+/**
+ * The VMs a volume can be attached to: those of its data center, with their current and maximum volume counts (`GET
+ * /resource/volumes/{id}/available-virtual-machines`), the volume by id or by exact name (found as getVolume finds
+ * it).
+ *
+ * @example
+ * const { virtualMachines } = await getAttachableVirtualMachines({ name: "my-volume" });
+ */
+export function getAttachableVirtualMachines(
+  args: GetAttachableVirtualMachinesArgs,
+  opts?: LookupOptions,
+): Promise<GetAttachableVirtualMachinesResult> {
+  void opts;
+  return call("getAttachableVirtualMachines", args);
+}
+
+/** {@link getAttachableVirtualMachines} with arguments that may be outputs; the result is an output. */
+export function getAttachableVirtualMachinesOutput(
+  args: InputsOf<GetAttachableVirtualMachinesArgs>,
+  opts?: LookupOptions,
+): pulumi.Output<GetAttachableVirtualMachinesResult> {
+  void opts;
+  return output("getAttachableVirtualMachines", args);
+}
+
+// ---------------------------------------------------------------- getApiKey
+
+/** The arguments of {@link getApiKey}. */
+export interface GetApiKeyArgs extends EntityArgs {
+  /** The key's id. */
+  id?: string;
+  /** The key's name, matched exactly: an error when none or several match. */
+  name?: string;
+}
+
+/** What {@link getApiKey} returns. */
+export interface GetApiKeyResult {
+  /** Key id. */
+  id: string;
+  /** Display name (not unique). */
+  name: string;
+  /** Leading characters of the key, its prefix `svc_` included: never the key. */
+  start: string;
+  /** `Active`, `Expiring` (within 30 days of expiry; still authenticates), `Suspended` or `Expired`. */
+  status: "Active" | "Expiring" | "Suspended" | "Expired";
+  /** Expiry (ISO 8601). */
+  expiresAt: string;
+  /** Creation time (ISO 8601). */
+  createdAt: string;
+  /** The role the key is limited to, when the API reports one. */
+  roleId?: string;
+  /** The user the key belongs to (UUID), when the API reports it. */
+  userId?: string;
+  /** Whether the key is enabled (not suspended), when the API reports it. */
+  enabled?: boolean;
+  /** Last use (ISO 8601), when the API reports one. */
+  lastUsedAt?: string;
+}
+
+/**
+ * One API key of the entity, by id or by exact name (`GET /auth/api-keys`, every page): its name, start, status,
+ * expiry and role, never its secret. No match is an error naming the closest names; several an error listing their
+ * ids (look up by id then).
+ *
+ * @example
+ * const key = await getApiKey({ name: "ci" });
+ */
+export function getApiKey(args: GetApiKeyArgs, opts?: LookupOptions): Promise<GetApiKeyResult> {
+  void opts;
+  return call("getApiKey", args);
+}
+
+/** {@link getApiKey} with arguments that may be outputs; the result is an output. */
+export function getApiKeyOutput(args: InputsOf<GetApiKeyArgs>, opts?: LookupOptions): pulumi.Output<GetApiKeyResult> {
+  void opts;
+  return output("getApiKey", args);
+}
+
+// ---------------------------------------------------------------- getApiKeys
+
+/** The filters of {@link getApiKeys} (the API's filters of its list); every one is optional. */
+export interface GetApiKeysArgs extends EntityArgs {
+  /**
+   * Only keys in this status (e.g. `Expiring`: every key within 30 days of its expiry), matched on what the list
+   * reports (the route's query has no such filter).
+   */
+  status?: "Active" | "Expiring" | "Suspended" | "Expired";
+  /**
+   * The API's order of the list, `field:direction` (direction `asc` or `desc`); the API's default is
+   * `createdAt:desc`. When given, the result keeps the API's order; without it the result is sorted by name, then id.
+   */
+  sort?: string;
+  /** Only keys whose name contains this text (the API's case-insensitive partial match). */
+  search?: string;
+}
+
+/** What {@link getApiKeys} returns. */
+export interface GetApiKeysResult {
+  /** Every key the arguments select (every page read): by name then id, or in the API's order when `sort` is given. */
+  apiKeys: ApiKeySummary[];
+  /** How many there are. */
+  count: number;
+}
+
+/**
+ * Every API key of the entity the arguments select (`GET /auth/api-keys`, the API's documented query; each page read,
+ * 100 per request), and `status` among them: names, starts, statuses, expiries and roles, never a secret. Sorted by
+ * name then id unless `sort` asks the API for its order.
+ *
+ * @example
+ * const { apiKeys, count } = await getApiKeys({});
+ */
+export function getApiKeys(args: GetApiKeysArgs = {}, opts?: LookupOptions): Promise<GetApiKeysResult> {
+  void opts;
+  return call("getApiKeys", args);
+}
+
+/** {@link getApiKeys} with arguments that may be outputs; the result is an output. */
+export function getApiKeysOutput(
+  args: InputsOf<GetApiKeysArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetApiKeysResult> {
+  void opts;
+  return output("getApiKeys", args);
+}
+
+// ---------------------------------------------------------------- getVirtualMachineMetrics
+
+/** The arguments of {@link getVirtualMachineMetrics}. */
+export interface GetVirtualMachineMetricsArgs extends EntityArgs {
+  /** Start of the period measured (ISO 8601 with offset). The API's default: the start of the current month. */
+  currentPeriodStart?: string;
+  /** End of the period measured (ISO 8601 with offset). The API's default: now. */
+  currentPeriodEnd?: string;
+  /** Start of the period compared with (ISO 8601 with offset), for the trends. */
+  comparisonPeriodStart?: string;
+  /** End of the period compared with (ISO 8601 with offset), for the trends. */
+  comparisonPeriodEnd?: string;
+  /** Only these VM size categories (their codes, comma-separated). */
+  categories?: string;
+  /** Only these data centers (UUIDs). */
+  datacenters?: string[];
+  /** `true`: each data center lists the names of its VMs (the API's default: `false`). */
+  includeVmNames?: boolean;
+}
+
+/** What {@link getVirtualMachineMetrics} returns. */
+export interface GetVirtualMachineMetricsResult {
+  /** The periods measured and compared (ISO 8601). */
+  period: {
+    /** Start of the current period (ISO 8601). */
+    currentPeriodStart: string;
+    /** End of the current period (ISO 8601). */
+    currentPeriodEnd: string;
+    /** Start of the comparison period (ISO 8601). */
+    comparisonPeriodStart: string;
+    /** End of the comparison period (ISO 8601). */
+    comparisonPeriodEnd: string;
+  };
+  /** Totals of the period: VMs, vCPUs, RAM and disk (GB), with the trend of the VM count (`up`, `down` or `stable`). */
+  summary: {
+    /** VMs. */
+    totalVms: number;
+    /** vCPUs of all VMs. */
+    totalCpu: number;
+    /** RAM of all VMs, in GB. */
+    totalRam: number;
+    /** Disk of all VMs, in GB. */
+    totalDisk: number;
+    /** The trend of the VM count. */
+    trend: {
+      /** `up`, `down` or `stable`: the current period against the comparison period. */
+      direction: "up" | "down" | "stable";
+      /** The value in the current period. */
+      current: number;
+      /** The value in the comparison period. */
+      previous: number;
+      /** The change from the comparison period (percent). */
+      change: number;
+    };
+  };
+  /**
+   * By VM size category: its tiers (configurations, with specs), each by region and data center, with VM counts and
+   * trends.
+   */
+  categories: {
+    /** The size category's code. */
+    code: string;
+    /** VMs of the category. */
+    vmCount: number;
+    /** The trend of the category's VM count. */
+    trend: {
+      /** `up`, `down` or `stable`: the current period against the comparison period. */
+      direction: "up" | "down" | "stable";
+      /** The value in the current period. */
+      current: number;
+      /** The value in the comparison period. */
+      previous: number;
+      /** The change from the comparison period (percent). */
+      change: number;
+    };
+    /** By tier: the configurations of the category. */
+    tiers: {
+      /** The configuration (integer id). */
+      configurationId: number;
+      /** The configuration's name. */
+      name: string;
+      /** The configuration's size. */
+      specs: {
+        /** vCPUs. */
+        cpu: number;
+        /** RAM in GB. */
+        ram: number;
+        /** Disk in GB. */
+        disk: number;
+      };
+      /** VMs of the configuration. */
+      vmCount: number;
+      /** The trend of the configuration's VM count. */
+      trend: {
+        /** `up`, `down` or `stable`: the current period against the comparison period. */
+        direction: "up" | "down" | "stable";
+        /** The value in the current period. */
+        current: number;
+        /** The value in the comparison period. */
+        previous: number;
+        /** The change from the comparison period (percent). */
+        change: number;
+      };
+      /** By region. */
+      regions: {
+        /** The region. */
+        region: string;
+        /** VMs of the configuration in the region. */
+        vmCount: number;
+        /** By data center. */
+        datacenters: {
+          /** Data center (UUID). */
+          id: string;
+          /** Data center name. */
+          name: string;
+          /** VMs of the configuration in the data center. */
+          vmCount: number;
+          /** Their names (with `includeVmNames`). */
+          vmNames?: string[];
+        }[];
+      }[];
+    }[];
+  }[];
+  /**
+   * What the API reports of the metrics beyond the members above (the spec does not name the fields of this answer),
+   * as it sends it; absent when nothing more.
+   */
+  other?: Record<string, unknown>;
+}
+
+/**
+ * VM metrics of a period (`GET /metrics/virtual-machines`, its documented query): totals, then by size category,
+ * tier, region and data center, with VM counts, specs and trends against a comparison period.
+ *
+ * @example
+ * const metrics = await getVirtualMachineMetrics({ includeVmNames: true });
+ */
+export function getVirtualMachineMetrics(
+  args: GetVirtualMachineMetricsArgs = {},
+  opts?: LookupOptions,
+): Promise<GetVirtualMachineMetricsResult> {
+  void opts;
+  return call("getVirtualMachineMetrics", args);
+}
+
+/** {@link getVirtualMachineMetrics} with arguments that may be outputs; the result is an output. */
+export function getVirtualMachineMetricsOutput(
+  args: InputsOf<GetVirtualMachineMetricsArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetVirtualMachineMetricsResult> {
+  void opts;
+  return output("getVirtualMachineMetrics", args);
+}
+
+// ---------------------------------------------------------------- getEntityUsage
+
+/** The arguments of {@link getEntityUsage}. */
+export interface GetEntityUsageArgs extends EntityArgs {
+  /** The entity (UUID) whose usage to read. Default: `entityId`, else the configured entity. */
+  id?: string;
+  /** The month (`YYYY-MM`, not in the future; see getUsageMonths). The API's default: the current month. */
+  month?: string;
+}
+
+/** What {@link getEntityUsage} returns. */
+export interface GetEntityUsageResult {
+  /** The entity (UUID). */
+  entityId: string;
+  /** The month (`YYYY-MM`). */
+  month: string;
+  /** The month's usage: VMs, vCPU hours, RAM and disk GB hours. */
+  summary: {
+    /** VMs. */
+    vmCount: number;
+    /** vCPU hours. */
+    cpuHours: number;
+    /** RAM GB hours. */
+    ramGbHours: number;
+    /** Disk GB hours. */
+    diskGbHours: number;
+  };
+  /** The usage by VM size category (its code). */
+  byCategory: {
+    /** VMs. */
+    vmCount: number;
+    /** vCPU hours. */
+    cpuHours: number;
+    /** RAM GB hours. */
+    ramGbHours: number;
+    /** Disk GB hours. */
+    diskGbHours: number;
+    /** The size category's code. */
+    code: string;
+  }[];
+  /** The usage by region. */
+  byRegion: {
+    /** VMs. */
+    vmCount: number;
+    /** vCPU hours. */
+    cpuHours: number;
+    /** RAM GB hours. */
+    ramGbHours: number;
+    /** Disk GB hours. */
+    diskGbHours: number;
+    /** The region. */
+    region: string;
+  }[];
+  /**
+   * What the API reports of the usage beyond the members above (the spec does not name the fields of this answer), as
+   * it sends it; absent when nothing more.
+   */
+  other?: Record<string, unknown>;
+}
+
+/**
+ * An entity's usage of a month (`GET /metrics/entity/{id}/usage`): a summary, and the same by VM size category and by
+ * region.
+ *
+ * @example
+ * const usage = await getEntityUsage({ month: "2026-01" });
+ */
+export function getEntityUsage(args: GetEntityUsageArgs = {}, opts?: LookupOptions): Promise<GetEntityUsageResult> {
+  void opts;
+  return call("getEntityUsage", args);
+}
+
+/** {@link getEntityUsage} with arguments that may be outputs; the result is an output. */
+export function getEntityUsageOutput(
+  args: InputsOf<GetEntityUsageArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetEntityUsageResult> {
+  void opts;
+  return output("getEntityUsage", args);
+}
+
+// ---------------------------------------------------------------- getUsageMonths
+
+/** The arguments of {@link getUsageMonths}. */
+export interface GetUsageMonthsArgs extends EntityArgs {
+  /** The entity (UUID) whose usage to read. Default: `entityId`, else the configured entity. */
+  id?: string;
+}
+
+/** What {@link getUsageMonths} returns. */
+export interface GetUsageMonthsResult {
+  /** The months with usage to read (`YYYY-MM`), most recent first: the last 24. */
+  months: string[];
+}
+
+/**
+ * The months whose usage can be read with getEntityUsage (`GET /metrics/entity/{id}/available-months`): `YYYY-MM`,
+ * most recent first.
+ *
+ * @example
+ * const usageMonths = await getUsageMonths();
+ */
+export function getUsageMonths(args: GetUsageMonthsArgs = {}, opts?: LookupOptions): Promise<GetUsageMonthsResult> {
+  void opts;
+  return call("getUsageMonths", args);
+}
+
+/** {@link getUsageMonths} with arguments that may be outputs; the result is an output. */
+export function getUsageMonthsOutput(
+  args: InputsOf<GetUsageMonthsArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetUsageMonthsResult> {
+  void opts;
+  return output("getUsageMonths", args);
 }
 
 // ---------------------------------------------------------------- getNetwork

@@ -400,6 +400,7 @@ export function handWrittenFunctions(root: string = repositoryRoot()): Set<strin
 
 /** The one line of code a data function's doc shows: its call with an argument of the kind it takes. */
 function exampleOf(name: string, fn: DataFunction): string {
+  if (fn.example !== undefined) return fn.example;
   const list = Object.keys(fn.result.shape).filter((key) => key !== "count");
   if ("count" in fn.result.shape) return `const { ${list.join(", ")}, count } = await ${name}({});`;
   const args = fn.argsShape.shape;

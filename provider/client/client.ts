@@ -96,6 +96,11 @@ export type ResultOf<N extends RouteName> =
 export interface ApiResponse<N extends RouteName> {
   status: number;
   data: DataOf<N>;
+  /**
+   * The envelope's `data` as the API sent it, before the contract's schema kept what it knows: for answers whose
+   * fields the spec does not show, what the API reports beyond the contract.
+   */
+  raw: unknown;
   meta: MetaOf<N>;
   message: string | undefined;
   headers: IncomingHttpHeaders;
@@ -295,6 +300,7 @@ class CloudClientBase {
       return {
         status: response.status,
         data: undefined,
+        raw: undefined,
         meta: undefined,
         message: undefined,
         headers: response.headers,
@@ -321,6 +327,7 @@ class CloudClientBase {
     return {
       status: response.status,
       data,
+      raw: envelope.data,
       meta,
       message: typeof envelope.message === "string" ? envelope.message : undefined,
       headers: response.headers,

@@ -1,5 +1,9 @@
 import { z } from "zod";
-import { routes, User as ApiUser, Uuid, type QueryOf } from "../api";
+import * as A from "../api/auth";
+import * as M from "../api/metrics";
+import * as N from "../api/networks";
+import * as V from "../api/volumes";
+import { routes, User as ApiUser, Uuid, type QueryOf, type RouteName, type RouteSpec } from "../api";
 import type { CloudClient, ItemOf, PagedRouteName } from "../client";
 import * as data from "./data";
 import type { HandlerContext } from "./context";
@@ -44,6 +48,8 @@ export interface DataFunction {
    * not the kind: what a lookup reports otherwise than the resource (e.g. a user's roles, whoever granted them).
    */
   ownResults?: readonly string[];
+  /** The one line of code the SDK's doc shows (default: a call derived from the arguments). */
+  example?: string;
   /** The call, with the context of the host's configuration. */
   call(ctx: HandlerContext, args: never): Promise<unknown>;
 }
@@ -577,30 +583,49 @@ export function argumentSchema(param: z.ZodType): z.ZodType {
   return schema;
 }
 
-/** A list function's arguments, from its route's documented query, and the query parameter of each. */
-function listArgs(kind: AnyLookupKind): { args: z.ZodObject; params: Map<string, string> } {
-  const query = routes[kind.route].query as z.ZodObject;
+/**
+ * A function's arguments from a route's documented query (its schema in provider/api), paging aside, each described
+ * by `descriptions` (by query parameter; one left undescribed is an error), and the query parameter of each argument.
+ * `extra` are arguments of the function's own (a path parameter, a filter on what the route answers).
+ */
+function queryArgs(
+  route: RouteName,
+  descriptions: Readonly<Record<string, string>>,
+  extra: Record<string, z.ZodType> = {},
+): { args: z.ZodObject; params: Map<string, string> } {
+  const query = (routes[route] as RouteSpec).query as z.ZodObject;
   const names = argumentNames(query);
-  const shape: Record<string, z.ZodType> = {};
+  const shape: Record<string, z.ZodType> = { ...extra };
   const params = new Map<string, string>();
-  const descriptions = kind.queryDescriptions as Record<string, string>;
   for (const [param, name] of names) {
     const description = descriptions[param];
     if (description === undefined)
-      throw new CodedError("INTERNAL_ERROR", `${kind.route}: the query parameter ${param} is not described`);
+      throw new CodedError("INTERNAL_ERROR", `${route}: the query parameter ${param} is not described`);
     shape[name] = argumentSchema(query.shape[param] as z.ZodType)
       .optional()
       .describe(description);
     params.set(name, param);
   }
-  const known = [...params.keys()];
+  const known = Object.keys(shape);
   const args = z.strictObject(shape, {
     error: (issue) =>
       issue.code === "unrecognized_keys"
-        ? `unknown argument(s) ${issue.keys.map((k) => `\`${k}\``).join(", ")}: the arguments are ${known.map((k) => `\`${k}\``).join(", ")} (the API's documented query of ${routes[kind.route].path})`
+        ? `unknown argument(s) ${issue.keys.map((k) => `\`${k}\``).join(", ")}: the arguments are ${known.map((k) => `\`${k}\``).join(", ")} (the API's documented query of ${routes[route].path}${Object.keys(extra).length > 0 ? ", and the function's own" : ""})`
         : undefined,
   });
   return { args, params };
+}
+
+/** A list function's arguments, from its route's documented query, and the query parameter of each. */
+function listArgs(kind: AnyLookupKind): { args: z.ZodObject; params: Map<string, string> } {
+  return queryArgs(kind.route, kind.queryDescriptions as Record<string, string>);
+}
+
+/** The query of a call: each argument given, as its query parameter. */
+function queryOf(params: ReadonlyMap<string, string>, args: Props): Record<string, unknown> {
+  const query: Record<string, unknown> = {};
+  for (const [name, param] of params) if (args[name] !== undefined) query[param] = args[name];
+  return query;
 }
 
 const byNameThenId = (nameField: string) => (a: Props, b: Props) =>
@@ -616,9 +641,7 @@ async function lookupList(
   params: ReadonlyMap<string, string>,
   args: Props,
 ): Promise<Props> {
-  const query: Record<string, unknown> = {};
-  for (const [name, param] of params) if (args[name] !== undefined) query[param] = args[name];
-  const items = await listEvery(ctx.api, kind.route, query);
+  const items = await listEvery(ctx.api, kind.route, queryOf(params, args));
   const entityId = args.entityId as string | undefined;
   const outputs = await Promise.all(
     items.map(async (item) => {
@@ -661,6 +684,295 @@ export async function caller(
   };
 }
 
+// ---------------------------------------------------------------- reads beyond the kinds
+
+/** The id a path parameter `id` of a route takes (its schema in the contract), optional: a name may stand for it. */
+const pathId = (route: "networkVms" | "attachableVms" | "entityUsage" | "availableMonths") =>
+  (routes[route].params as z.ZodObject).shape.id as z.ZodType;
+
+/** `id` (the route's path parameter) or `name` of a resource of a kind, exactly one, and the route's query. */
+function byIdOrName(route: "networkVms" | "attachableVms", noun: string) {
+  const query = queryArgs(
+    route,
+    { entityId: entityIdText },
+    {
+      id: pathId(route).optional().describe(`The ${noun}'s id (UUID).`),
+      name: z
+        .string()
+        .trim()
+        .min(1, "must not be empty")
+        .optional()
+        .describe(
+          `The ${noun}'s name, matched exactly (as get${noun[0]!.toUpperCase()}${noun.slice(1)} matches it): an error when none or several match.`,
+        ),
+    },
+  );
+  const shape = query.args as z.ZodObject<{ id: z.ZodOptional<z.ZodString>; name: z.ZodOptional<z.ZodString> }>;
+  const args = shape.superRefine((value, ctx) => {
+    const given = [value.id, value.name].filter((v) => v !== undefined).length;
+    if (given !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: [given === 0 ? "name" : "id"],
+        message:
+          given === 0
+            ? `is required (or \`id\`): give the ${noun}'s name or its id`
+            : "and `name` were both given: give exactly one of them",
+      });
+    }
+  });
+  return { args, shape, params: query.params };
+}
+
+/** The id of the resource the arguments name: the id given, or the one resource of the name (as getX finds it). */
+async function resolvedId(ctx: HandlerContext, kind: "Network" | "Volume", args: Props): Promise<string> {
+  if (typeof args.id === "string") return args.id;
+  return String((await lookupOne(ctx, kind, { name: args.name, entityId: args.entityId })).id);
+}
+
+/**
+ * What an answer whose fields the spec does not show reports beyond the contract's schema of it (its members the
+ * schema does not name), as a free-form object: absent when there is nothing more. Unknown fields never fail a read.
+ */
+function beyond(schema: z.ZodObject, raw: unknown): { other?: Record<string, unknown> } {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return {};
+  const other = Object.fromEntries(Object.entries(raw).filter(([key]) => !(key in schema.shape)));
+  return Object.keys(other).length > 0 ? { other } : {};
+}
+const otherText = (what: string) =>
+  `What the API reports of ${what} beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.`;
+/** Each item of a list answer, typed by `item`, with what the API sent beyond it. */
+const itemsWithOther = <T extends z.ZodObject>(item: T, raw: unknown, items: readonly unknown[]) =>
+  items.map((value, i) => ({ ...item.parse(value), ...beyond(item, Array.isArray(raw) ? raw[i] : undefined) }));
+
+const NetworkVirtualMachine = z.object({
+  id: N.NetworkVm.shape.id.describe("VM id (UUID)."),
+  name: N.NetworkVm.shape.name.describe("VM name."),
+  status: N.NetworkVm.shape.status.describe("VM status, e.g. `Running`."),
+  privateIp: N.NetworkVm.shape.privateIp.describe("The VM's private address on this network."),
+  primary: N.NetworkVm.shape.primary.describe("Whether this network is the VM's primary interface."),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the VM")),
+});
+sdkTypes.add(NetworkVirtualMachine, {
+  name: "NetworkVirtualMachine",
+  io: "output",
+  description: "A VM with an interface on a network (`GET /resource/networks/{id}/virtual-machines`).",
+});
+const networkVmsArgs = byIdOrName("networkVms", "network");
+const GetNetworkVirtualMachinesResult = z.object({
+  networkId: z.string().describe("The network's id (UUID)."),
+  virtualMachines: z
+    .array(NetworkVirtualMachine)
+    .describe("Every VM with an interface on the network, in the API's order."),
+});
+
+const AttachableVirtualMachine = z.object({
+  id: V.AttachableVm.shape.id.describe("VM id (UUID)."),
+  name: V.AttachableVm.shape.name.describe("VM name."),
+  datacenterId: V.AttachableVm.shape.datacenterId.describe("The VM's data center (UUID): the volume's."),
+  currentVolumeCount: V.AttachableVm.shape.currentVolumeCount.describe("Volumes attached to the VM now."),
+  maxVolumeCount: V.AttachableVm.shape.maxVolumeCount.describe(
+    "Most volumes the VM can have attached: below it, the volume can be attached.",
+  ),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the VM")),
+});
+sdkTypes.add(AttachableVirtualMachine, {
+  name: "AttachableVirtualMachine",
+  io: "output",
+  description:
+    "A VM of a volume's data center, with its current and maximum volume counts (`GET /resource/volumes/{id}/available-virtual-machines`).",
+});
+const attachableArgs = byIdOrName("attachableVms", "volume");
+const GetAttachableVirtualMachinesResult = z.object({
+  volumeId: z.string().describe("The volume's id (UUID)."),
+  virtualMachines: z
+    .array(AttachableVirtualMachine)
+    .describe("Every VM in the volume's data center, with its current and maximum volume counts, in the API's order."),
+});
+
+// API keys: what the list reports of each, never its secret (`key`: only creation and rotation answer it).
+const ApiKeySummary = z.object({
+  id: A.ApiKey.shape.id.describe("Key id."),
+  name: A.ApiKey.shape.name.describe("Display name (not unique)."),
+  start: A.ApiKey.shape.start.describe("Leading characters of the key, its prefix `svc_` included: never the key."),
+  status: A.ApiKey.shape.status.describe(
+    "`Active`, `Expiring` (within 30 days of expiry; still authenticates), `Suspended` or `Expired`.",
+  ),
+  expiresAt: A.ApiKey.shape.expiresAt.describe("Expiry (ISO 8601)."),
+  createdAt: A.ApiKey.shape.createdAt.describe("Creation time (ISO 8601)."),
+  roleId: z.string().optional().describe("The role the key is limited to, when the API reports one."),
+  userId: z.string().optional().describe("The user the key belongs to (UUID), when the API reports it."),
+  enabled: z.boolean().optional().describe("Whether the key is enabled (not suspended), when the API reports it."),
+  lastUsedAt: z.string().optional().describe("Last use (ISO 8601), when the API reports one."),
+});
+sdkTypes.add(ApiKeySummary, {
+  name: "ApiKeySummary",
+  io: "output",
+  description: "An API key as `GET /auth/api-keys` lists it: never its secret.",
+});
+/** A listed key as returned: the members of {@link ApiKeySummary} alone (whatever else the API sends, e.g. a secret). */
+function keySummary(key: A.ApiKey): z.output<typeof ApiKeySummary> {
+  const summary: Props = {
+    id: key.id,
+    name: key.name,
+    start: key.start,
+    status: key.status,
+    expiresAt: key.expiresAt,
+    createdAt: key.createdAt,
+    roleId: key.roleId ?? undefined,
+    userId: key.userId,
+    enabled: key.enabled,
+    lastUsedAt: key.lastUsedAt ?? undefined,
+  };
+  return Object.fromEntries(
+    Object.entries(summary).filter(([k, v]) => v !== undefined && k in ApiKeySummary.shape),
+  ) as z.output<typeof ApiKeySummary>;
+}
+const apiKeyQuery = {
+  entityId: entityIdText,
+  search: searchText("keys", "name"),
+  sort: sortText("createdAt:desc"),
+};
+const keyStatusArg = A.ApiKeyStatus.optional().describe(
+  "Only keys in this status (e.g. `Expiring`: every key within 30 days of its expiry), matched on what the list reports (the route's query has no such filter).",
+);
+const apiKeysArgs = queryArgs("listApiKeys", apiKeyQuery, { status: keyStatusArg });
+const GetApiKeysResult = z.object({
+  apiKeys: z
+    .array(ApiKeySummary)
+    .describe(
+      "Every key the arguments select (every page read): by name then id, or in the API's order when `sort` is given.",
+    ),
+  count: z.number().int().describe("How many there are."),
+});
+const apiKeyArgs = (() => {
+  const shape = z.strictObject({
+    id: A.ApiKey.shape.id.trim().min(1, "must not be empty").optional().describe("The key's id."),
+    name: A.ApiKey.shape.name
+      .trim()
+      .min(1, "must not be empty")
+      .optional()
+      .describe("The key's name, matched exactly: an error when none or several match."),
+    entityId: entityIdArg,
+  });
+  const args = shape.superRefine((value, ctx) => {
+    const given = [value.id, value.name].filter((v) => v !== undefined).length;
+    if (given !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: [given === 0 ? "name" : "id"],
+        message:
+          given === 0
+            ? "is required (or `id`): give the key's name or its id"
+            : "and `name` were both given: give exactly one of them (the id when names are not unique)",
+      });
+    }
+  });
+  return { args, shape };
+})();
+
+/** The keys of the entity the arguments select, without secrets. */
+async function apiKeys(ctx: HandlerContext, args: Props): Promise<z.output<typeof GetApiKeysResult>> {
+  const listed = await listEvery(ctx.api, "listApiKeys", queryOf(apiKeysArgs.params, args));
+  const keys = listed.filter((k) => args.status === undefined || k.status === args.status).map(keySummary);
+  if (args.sort === undefined) keys.sort(byNameThenId("name") as (a: object, b: object) => number);
+  return { apiKeys: keys, count: keys.length };
+}
+
+/** One key by id or exact name (the list read: the API has no route for one key). */
+async function apiKey(ctx: HandlerContext, args: Props): Promise<z.output<typeof ApiKeySummary>> {
+  const entityId = args.entityId as string | undefined;
+  const byId = typeof args.id === "string";
+  const listed = await listEvery(ctx.api, "listApiKeys", {
+    ...entityQuery(entityId),
+    ...(byId ? {} : { search: args.name }),
+  });
+  const matches = listed.filter((k) => (byId ? k.id === args.id : k.name === args.name));
+  const what = byId ? `the id "${String(args.id)}"` : `the name "${String(args.name)}"`;
+  if (matches.length === 0) {
+    const near = byId
+      ? []
+      : closest(
+          String(args.name),
+          listed.map((k) => k.name),
+        );
+    throw lookupError(
+      "LOOKUP_NO_MATCH",
+      `no API key has ${what} in ${entityText(entityId)}` +
+        (near.length > 0 ? `; the closest names found: ${near.map((n) => `"${n}"`).join(", ")}` : "") +
+        (byId ? ": check the id and the entity" : ": check the name (matched exactly, case included) and the entity"),
+    );
+  }
+  if (matches.length > 1) {
+    throw lookupError(
+      "LOOKUP_AMBIGUOUS",
+      `${matches.length} API keys have ${what} in ${entityText(entityId)}: ` +
+        matches.map((m) => `${m.id} (created ${m.createdAt})`).join(", ") +
+        "; look it up by `id` instead",
+    );
+  }
+  return keySummary(matches[0]!);
+}
+
+// Metrics. The spec names their structure, not their fields: the fields are the contract's (provider/api/metrics.ts).
+const vmMetricsArgs = queryArgs("vmMetrics", {
+  currentPeriodStart:
+    "Start of the period measured (ISO 8601 with offset). The API's default: the start of the current month.",
+  currentPeriodEnd: "End of the period measured (ISO 8601 with offset). The API's default: now.",
+  comparisonPeriodStart: "Start of the period compared with (ISO 8601 with offset), for the trends.",
+  comparisonPeriodEnd: "End of the period compared with (ISO 8601 with offset), for the trends.",
+  categories: "Only these VM size categories (their codes, comma-separated).",
+  datacenters: "Only these data centers (UUIDs).",
+  includeVmNames: "`true`: each data center lists the names of its VMs (the API's default: `false`).",
+  entityId: entityIdText,
+});
+const GetVirtualMachineMetricsResult = z.object({
+  period: M.VmMetrics.shape.period.describe("The periods measured and compared (ISO 8601)."),
+  summary: M.VmMetrics.shape.summary.describe(
+    "Totals of the period: VMs, vCPUs, RAM and disk (GB), with the trend of the VM count (`up`, `down` or `stable`).",
+  ),
+  categories: M.VmMetrics.shape.categories.describe(
+    "By VM size category: its tiers (configurations, with specs), each by region and data center, with VM counts and trends.",
+  ),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the metrics")),
+});
+
+const usageEntityId = (route: "entityUsage" | "availableMonths") =>
+  pathId(route)
+    .optional()
+    .describe("The entity (UUID) whose usage to read. Default: `entityId`, else the configured entity.");
+const entityUsageArgs = queryArgs(
+  "entityUsage",
+  {
+    month: "The month (`YYYY-MM`, not in the future; see getUsageMonths). The API's default: the current month.",
+    entityId: entityIdText,
+  },
+  { id: usageEntityId("entityUsage") },
+);
+const GetEntityUsageResult = z.object({
+  entityId: M.EntityUsage.shape.entityId.describe("The entity (UUID)."),
+  month: M.EntityUsage.shape.month.describe("The month (`YYYY-MM`)."),
+  summary: M.EntityUsage.shape.summary.describe("The month's usage: VMs, vCPU hours, RAM and disk GB hours."),
+  byCategory: M.EntityUsage.shape.byCategory.describe("The usage by VM size category (its code)."),
+  byRegion: M.EntityUsage.shape.byRegion.describe("The usage by region."),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the usage")),
+});
+const usageMonthsArgs = queryArgs(
+  "availableMonths",
+  { entityId: entityIdText },
+  { id: usageEntityId("availableMonths") },
+);
+const GetUsageMonthsResult = z.object({
+  months: M.AvailableMonths.describe("The months with usage to read (`YYYY-MM`), most recent first: the last 24."),
+});
+
+/** The entity whose usage the arguments ask for: `id`, else `entityId`, else the one the credentials act in. */
+async function usageEntity(ctx: HandlerContext, args: Props): Promise<string> {
+  if (typeof args.id === "string") return args.id;
+  if (typeof args.entityId === "string") return args.entityId;
+  return (await caller(ctx, {})).entityId;
+}
+
 // ---------------------------------------------------------------- the registry
 
 const singleName = (kind: LookupKindName) => `get${kind}`;
@@ -692,6 +1004,96 @@ function registry(): Record<string, DataFunction> {
       description:
         "Who the configured credentials are (`GET /auth/check`): user, roles and permissions, and the entity acted in.",
       call: caller as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getNetworkVirtualMachines: {
+      args: networkVmsArgs.args as unknown as z.ZodType<Props>,
+      argsShape: networkVmsArgs.shape,
+      result: GetNetworkVirtualMachinesResult,
+      description:
+        "The VMs with an interface on a network (`GET /resource/networks/{id}/virtual-machines`), the network by id or by exact name (found as getNetwork finds it).",
+      example: 'const { virtualMachines } = await getNetworkVirtualMachines({ name: "my-network" });',
+      call: (async (ctx: HandlerContext, args: Props) => {
+        const id = await resolvedId(ctx, "Network", args);
+        const answer = await ctx.api.request("networkVms", {
+          params: { id },
+          query: queryOf(networkVmsArgs.params, args),
+        });
+        return { networkId: id, virtualMachines: itemsWithOther(N.NetworkVm, answer.raw, answer.data) };
+      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getAttachableVirtualMachines: {
+      args: attachableArgs.args as unknown as z.ZodType<Props>,
+      argsShape: attachableArgs.shape,
+      result: GetAttachableVirtualMachinesResult,
+      description:
+        "The VMs a volume can be attached to: those of its data center, with their current and maximum volume counts (`GET /resource/volumes/{id}/available-virtual-machines`), the volume by id or by exact name (found as getVolume finds it).",
+      example: 'const { virtualMachines } = await getAttachableVirtualMachines({ name: "my-volume" });',
+      call: (async (ctx: HandlerContext, args: Props) => {
+        const id = await resolvedId(ctx, "Volume", args);
+        const answer = await ctx.api.request("attachableVms", {
+          params: { id },
+          query: queryOf(attachableArgs.params, args),
+        });
+        return { volumeId: id, virtualMachines: itemsWithOther(V.AttachableVm, answer.raw, answer.data) };
+      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getApiKey: {
+      args: apiKeyArgs.args as unknown as z.ZodType<Props>,
+      argsShape: apiKeyArgs.shape,
+      result: ApiKeySummary.extend({}),
+      description:
+        "One API key of the entity, by id or by exact name (`GET /auth/api-keys`, every page): its name, start, status, expiry and role, never its secret. No match is an error naming the closest names; several an error listing their ids (look up by id then).",
+      example: 'const key = await getApiKey({ name: "ci" });',
+      call: apiKey as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getApiKeys: {
+      args: apiKeysArgs.args as z.ZodType<Props>,
+      argsShape: apiKeysArgs.args,
+      result: GetApiKeysResult,
+      description:
+        "Every API key of the entity the arguments select (`GET /auth/api-keys`, the API's documented query; each page read, 100 per request), and `status` among them: names, starts, statuses, expiries and roles, never a secret. Sorted by name then id unless `sort` asks the API for its order.",
+      call: apiKeys as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getVirtualMachineMetrics: {
+      args: vmMetricsArgs.args as z.ZodType<Props>,
+      argsShape: vmMetricsArgs.args,
+      result: GetVirtualMachineMetricsResult,
+      description:
+        "VM metrics of a period (`GET /metrics/virtual-machines`, its documented query): totals, then by size category, tier, region and data center, with VM counts, specs and trends against a comparison period.",
+      example: "const metrics = await getVirtualMachineMetrics({ includeVmNames: true });",
+      call: (async (ctx: HandlerContext, args: Props) => {
+        const answer = await ctx.api.request("vmMetrics", { query: queryOf(vmMetricsArgs.params, args) });
+        return { ...answer.data, ...beyond(M.VmMetrics, answer.raw) };
+      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getEntityUsage: {
+      args: entityUsageArgs.args as z.ZodType<Props>,
+      argsShape: entityUsageArgs.args,
+      result: GetEntityUsageResult,
+      description:
+        "An entity's usage of a month (`GET /metrics/entity/{id}/usage`): a summary, and the same by VM size category and by region.",
+      example: 'const usage = await getEntityUsage({ month: "2026-01" });',
+      call: (async (ctx: HandlerContext, args: Props) => {
+        const id = await usageEntity(ctx, args);
+        const answer = await ctx.api.request("entityUsage", {
+          params: { id },
+          query: queryOf(entityUsageArgs.params, args),
+        });
+        return { ...answer.data, ...beyond(M.EntityUsage, answer.raw) };
+      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getUsageMonths: {
+      args: usageMonthsArgs.args as z.ZodType<Props>,
+      argsShape: usageMonthsArgs.args,
+      result: GetUsageMonthsResult,
+      description:
+        "The months whose usage can be read with getEntityUsage (`GET /metrics/entity/{id}/available-months`): `YYYY-MM`, most recent first.",
+      call: (async (ctx: HandlerContext, args: Props) => {
+        const id = await usageEntity(ctx, args);
+        return {
+          months: await ctx.api.availableMonths({ params: { id }, query: queryOf(usageMonthsArgs.params, args) }),
+        };
+      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
   };
   for (const name of Object.keys(lookupKinds) as LookupKindName[]) {

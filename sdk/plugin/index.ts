@@ -10,10 +10,30 @@ export type ApiKey = import("./apiKey").ApiKey;
 export const ApiKey: typeof import("./apiKey").ApiKey = null as any;
 utilities.lazyLoad(exports, ["ApiKey"], () => require("./apiKey"));
 
+export { GetApiKeyArgs, GetApiKeyResult, GetApiKeyOutputArgs } from "./getApiKey";
+export const getApiKey: typeof import("./getApiKey").getApiKey = null as any;
+export const getApiKeyOutput: typeof import("./getApiKey").getApiKeyOutput = null as any;
+utilities.lazyLoad(exports, ["getApiKey","getApiKeyOutput"], () => require("./getApiKey"));
+
+export { GetApiKeysArgs, GetApiKeysResult, GetApiKeysOutputArgs } from "./getApiKeys";
+export const getApiKeys: typeof import("./getApiKeys").getApiKeys = null as any;
+export const getApiKeysOutput: typeof import("./getApiKeys").getApiKeysOutput = null as any;
+utilities.lazyLoad(exports, ["getApiKeys","getApiKeysOutput"], () => require("./getApiKeys"));
+
+export { GetAttachableVirtualMachinesArgs, GetAttachableVirtualMachinesResult, GetAttachableVirtualMachinesOutputArgs } from "./getAttachableVirtualMachines";
+export const getAttachableVirtualMachines: typeof import("./getAttachableVirtualMachines").getAttachableVirtualMachines = null as any;
+export const getAttachableVirtualMachinesOutput: typeof import("./getAttachableVirtualMachines").getAttachableVirtualMachinesOutput = null as any;
+utilities.lazyLoad(exports, ["getAttachableVirtualMachines","getAttachableVirtualMachinesOutput"], () => require("./getAttachableVirtualMachines"));
+
 export { GetCallerArgs, GetCallerResult, GetCallerOutputArgs } from "./getCaller";
 export const getCaller: typeof import("./getCaller").getCaller = null as any;
 export const getCallerOutput: typeof import("./getCaller").getCallerOutput = null as any;
 utilities.lazyLoad(exports, ["getCaller","getCallerOutput"], () => require("./getCaller"));
+
+export { GetEntityUsageArgs, GetEntityUsageResult, GetEntityUsageOutputArgs } from "./getEntityUsage";
+export const getEntityUsage: typeof import("./getEntityUsage").getEntityUsage = null as any;
+export const getEntityUsageOutput: typeof import("./getEntityUsage").getEntityUsageOutput = null as any;
+utilities.lazyLoad(exports, ["getEntityUsage","getEntityUsageOutput"], () => require("./getEntityUsage"));
 
 export { GetGpuInventoryArgs, GetGpuInventoryResult, GetGpuInventoryOutputArgs } from "./getGpuInventory";
 export const getGpuInventory: typeof import("./getGpuInventory").getGpuInventory = null as any;
@@ -35,6 +55,11 @@ export const getNetwork: typeof import("./getNetwork").getNetwork = null as any;
 export const getNetworkOutput: typeof import("./getNetwork").getNetworkOutput = null as any;
 utilities.lazyLoad(exports, ["getNetwork","getNetworkOutput"], () => require("./getNetwork"));
 
+export { GetNetworkVirtualMachinesArgs, GetNetworkVirtualMachinesResult, GetNetworkVirtualMachinesOutputArgs } from "./getNetworkVirtualMachines";
+export const getNetworkVirtualMachines: typeof import("./getNetworkVirtualMachines").getNetworkVirtualMachines = null as any;
+export const getNetworkVirtualMachinesOutput: typeof import("./getNetworkVirtualMachines").getNetworkVirtualMachinesOutput = null as any;
+utilities.lazyLoad(exports, ["getNetworkVirtualMachines","getNetworkVirtualMachinesOutput"], () => require("./getNetworkVirtualMachines"));
+
 export { GetNetworksArgs, GetNetworksResult, GetNetworksOutputArgs } from "./getNetworks";
 export const getNetworks: typeof import("./getNetworks").getNetworks = null as any;
 export const getNetworksOutput: typeof import("./getNetworks").getNetworksOutput = null as any;
@@ -50,6 +75,11 @@ export const getResourceGroups: typeof import("./getResourceGroups").getResource
 export const getResourceGroupsOutput: typeof import("./getResourceGroups").getResourceGroupsOutput = null as any;
 utilities.lazyLoad(exports, ["getResourceGroups","getResourceGroupsOutput"], () => require("./getResourceGroups"));
 
+export { GetUsageMonthsArgs, GetUsageMonthsResult, GetUsageMonthsOutputArgs } from "./getUsageMonths";
+export const getUsageMonths: typeof import("./getUsageMonths").getUsageMonths = null as any;
+export const getUsageMonthsOutput: typeof import("./getUsageMonths").getUsageMonthsOutput = null as any;
+utilities.lazyLoad(exports, ["getUsageMonths","getUsageMonthsOutput"], () => require("./getUsageMonths"));
+
 export { GetUserArgs, GetUserResult, GetUserOutputArgs } from "./getUser";
 export const getUser: typeof import("./getUser").getUser = null as any;
 export const getUserOutput: typeof import("./getUser").getUserOutput = null as any;
@@ -64,6 +94,11 @@ export { GetVirtualMachineArgs, GetVirtualMachineResult, GetVirtualMachineOutput
 export const getVirtualMachine: typeof import("./getVirtualMachine").getVirtualMachine = null as any;
 export const getVirtualMachineOutput: typeof import("./getVirtualMachine").getVirtualMachineOutput = null as any;
 utilities.lazyLoad(exports, ["getVirtualMachine","getVirtualMachineOutput"], () => require("./getVirtualMachine"));
+
+export { GetVirtualMachineMetricsArgs, GetVirtualMachineMetricsResult, GetVirtualMachineMetricsOutputArgs } from "./getVirtualMachineMetrics";
+export const getVirtualMachineMetrics: typeof import("./getVirtualMachineMetrics").getVirtualMachineMetrics = null as any;
+export const getVirtualMachineMetricsOutput: typeof import("./getVirtualMachineMetrics").getVirtualMachineMetricsOutput = null as any;
+utilities.lazyLoad(exports, ["getVirtualMachineMetrics","getVirtualMachineMetricsOutput"], () => require("./getVirtualMachineMetrics"));
 
 export { GetVirtualMachinesArgs, GetVirtualMachinesResult, GetVirtualMachinesOutputArgs } from "./getVirtualMachines";
 export const getVirtualMachines: typeof import("./getVirtualMachines").getVirtualMachines = null as any;

@@ -4,11 +4,17 @@
  * without changes. A name nobody has and a name two VMs share fail `preview` with their messages, and nothing is
  * written. getVolumes reads every page; getUsers({ inviteStatus: ["activated"] }) returns exactly the activated users
  * the emulator holds. getCaller names the user and entity signed in with an API key and with email, password and TOTP.
+ * One stack exports last month's usage, this month's VM metrics, the VMs on its network, the VMs its volume can be
+ * attached to and the names and statuses of the entity's keys: what the API holds, and no key secret in the outputs or
+ * the exported state.
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as plugin from "@cloudinfra/pulumi/plugin";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import * as dynamic from "../../sdk";
+import { CloudClient } from "../../provider/client";
 import { cliRuns, cliWorld, describeCli } from "./helpers";
 import { useLauncher } from "../plugin/launcher";
 
@@ -17,6 +23,19 @@ const world = await cliWorld();
 const [fra] = world.datacenters;
 const { admin } = world.emulator.bootstrap.users;
 const vmArgs = { datacenterId: fra!.id, imageId: 1, configurationId: 1 };
+
+/** The stack's state file as the file backend stores it (secrets encrypted). */
+function storedState(stackName: string): string {
+  const find = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory()) return e.name === ".history" || e.name === "backups" ? [] : find(full);
+      return e.name === `${stackName.split("/").pop()}.json` ? [full] : [];
+    });
+  const [file, ...more] = find(path.join(world.work, "backend", ".pulumi", "stacks"));
+  expect(more).toEqual([]);
+  return fs.readFileSync(file!, "utf8");
+}
 
 const failureOf = (error: unknown) => String((error as { stderr?: string; stdout?: string }).stderr ?? error);
 const writes = async (mark: number) => (await world.requests(mark)).filter((r) => r.method !== "GET");
@@ -176,6 +195,102 @@ describeCli("lookups through the real CLI", () => {
       ["activated"],
       ["activated"],
     ]);
+  });
+
+  it("usage, metrics, a network's VMs, a volume's attachable VMs and the entity's keys: what the API holds, and no key secret in the outputs or the state", async () => {
+    const net = await world.api.createNetwork({
+      body: { name: "lk-m-net", datacenterId: fra!.id, networkType: "standard" },
+    });
+    await world.api.waitForJob(net.jobId);
+    const made = await world.api.createVm({
+      body: { ...vmArgs, name: "lk-m-vm", networkInterfaces: [{ networkId: net.id, primary: true }] },
+    });
+    const vmId = (await world.api.waitForJob(made[0]!.id)).resourceId!;
+    const type = (await world.api.volumeSizes({ params: { id: fra!.id } })).volumeTypes[0]!;
+    const size = type.availableSizes[0]!;
+    const vol = await world.api.createVolume({
+      body: {
+        name: "lk-m-vol",
+        datacenterId: fra!.id,
+        volumeTypeId: type.id,
+        volumeSizeId: size.id,
+        sizeGb: size.sizeGb,
+      },
+    });
+    await world.api.waitForJob(vol.jobId);
+    // Keys are made by a signed-in session; their secrets must appear nowhere below.
+    const session = new CloudClient({
+      baseUrl: world.emulator.baseUrl,
+      auth: { email: admin.email, password: admin.password, totpSecret: admin.totpSecret },
+    });
+    const keys = [
+      await session.createApiKey({ body: { name: "lk-m-ci", expiresInDays: 365 } }),
+      await session.createApiKey({ body: { name: "lk-m-soon", expiresInDays: 10 } }),
+    ];
+    await session.close();
+    const entityId = world.emulator.bootstrap.entityId;
+    const months = await world.api.availableMonths({ params: { id: entityId } });
+    const lastMonth = months[1]!;
+
+    const stack = await world.stack("quickstart", async () => {
+      const usage = await dynamic.getEntityUsage({ month: lastMonth });
+      const metrics = plugin.getVirtualMachineMetricsOutput({});
+      const onNetwork = plugin.getNetworkVirtualMachinesOutput({ name: "lk-m-net" });
+      const attachable = await dynamic.getAttachableVirtualMachines({ name: "lk-m-vol" });
+      const all = await dynamic.getApiKeys();
+      const expiring = plugin.getApiKeysOutput({ status: "Expiring" });
+      return {
+        usage,
+        metrics: { summary: metrics.summary, categories: metrics.categories },
+        networkVms: onNetwork.virtualMachines,
+        attachable: attachable.virtualMachines,
+        keys: all.apiKeys.map((k) => ({ name: k.name, status: k.status })),
+        expiring: expiring.apiKeys.apply((ks) => ks.map((k) => k.name)),
+      };
+    });
+    const up = await stack.up({ color: "never" });
+    const out = (key: string) => up.outputs[key]!.value as unknown;
+
+    expect(out("usage")).toEqual(
+      await world.api.entityUsage({ params: { id: entityId }, query: { month: lastMonth } }),
+    );
+    const metrics = await world.api.vmMetrics();
+    expect(out("metrics")).toEqual({ summary: metrics.summary, categories: metrics.categories });
+    const onNetwork = await world.api.networkVms({ params: { id: net.id } });
+    expect(onNetwork.map((v) => v.id)).toEqual([vmId]);
+    expect(out("networkVms")).toEqual(onNetwork);
+    const attachable = await world.api.attachableVms({ params: { id: vol.id } });
+    expect(attachable.map((v) => v.id)).toContain(vmId);
+    expect(out("attachable")).toEqual(attachable);
+    const held = [];
+    for await (const k of world.api.listAll("listApiKeys", {})) held.push(k);
+    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+    expect([...(out("keys") as { name: string }[])].sort(byName)).toEqual(
+      held.map((k) => ({ name: k.name, status: k.status })).sort(byName),
+    );
+    expect(out("keys")).toContainEqual({ name: "lk-m-ci", status: "Active" });
+    expect(out("expiring")).toEqual(
+      held
+        .filter((k) => k.status === "Expiring")
+        .map((k) => k.name)
+        .sort(),
+    );
+    expect(out("expiring")).toContain("lk-m-soon");
+
+    // No key secret (nor any stored hash) in the outputs or in the state as the backend stores it; the decrypted
+    // export holds the provider's own API key (its configuration, a Pulumi secret) and nothing else of them.
+    const created = keys.map((k) => k.key);
+    const hashes = Object.values(world.emulator.ctx.state.apiKeys).map((k) => k.secretHash);
+    const seeded = Object.values(world.emulator.bootstrap.users).map((u) => u.apiKey);
+    const outputs = JSON.stringify(up.outputs);
+    const stored = storedState(stack.name);
+    const exported = JSON.stringify(await stack.exportStack());
+    expect(stored).toContain('"lk-m-soon"');
+    for (const secret of [...created, ...hashes, ...seeded]) {
+      expect(outputs).not.toContain(secret);
+      expect(stored).not.toContain(secret);
+    }
+    for (const secret of [...created, ...hashes]) expect(exported).not.toContain(secret);
   });
 
   it.concurrent.each([

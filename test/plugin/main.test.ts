@@ -120,7 +120,7 @@ describe("schema.json", () => {
     expect(undescribed).toEqual([]);
   });
 
-  it("types every value: `Any` only for the free-form objects the spec leaves open (metadata, usage)", () => {
+  it("types every value: `Any` only for the free-form objects the spec leaves open (metadata, usage, other)", () => {
     const schema = JSON.parse(fs.readFileSync(schemaPath(root), "utf8")) as Record<string, unknown>;
     const untyped: string[] = [];
     const walk = (value: unknown, where: string[]): void => {
@@ -128,9 +128,10 @@ describe("schema.json", () => {
       if (value === null || typeof value !== "object") return;
       const record = value as Record<string, unknown>;
       if (record.$ref === "pulumi.json#/Any") {
-        // The values of a free-form object: a property named for what the spec leaves open.
+        // The values of a free-form object: a property named for what the spec leaves open (`other`: what an answer
+        // whose fields the spec does not show carries beyond the contract's).
         const property = where.at(-1) === "additionalProperties" ? where.at(-2) : where.at(-1);
-        if (!["metadata", "usage"].includes(property ?? "")) untyped.push(where.join("."));
+        if (!["metadata", "usage", "other"].includes(property ?? "")) untyped.push(where.join("."));
       }
       for (const [key, nested] of Object.entries(record)) walk(nested, [...where, key]);
     };
@@ -138,7 +139,7 @@ describe("schema.json", () => {
     expect(untyped).toEqual([]);
   });
 
-  it("names every kind and both functions under cloudinfra:index, and flags the secret settings", () => {
+  it("names every kind and every function under cloudinfra:index, and flags the secret settings", () => {
     const schema = JSON.parse(fs.readFileSync(path.join(root, "provider/plugin/schema.json"), "utf8")) as {
       resources: Record<string, { properties: Record<string, { secret?: boolean }> }>;
       functions: Record<string, unknown>;
@@ -160,7 +161,19 @@ describe("schema.json", () => {
     );
     const lookups = ["Network", "Volume", "VirtualMachine", "GpuVirtualMachine", "ResourceGroup", "User"];
     expect(Object.keys(schema.functions).sort()).toEqual(
-      ["getCaller", "getGpuInventory", "getVolumeSizes", ...lookups.flatMap((kind) => [`get${kind}`, `get${kind}s`])]
+      [
+        "getCaller",
+        "getGpuInventory",
+        "getVolumeSizes",
+        "getNetworkVirtualMachines",
+        "getAttachableVirtualMachines",
+        "getApiKey",
+        "getApiKeys",
+        "getVirtualMachineMetrics",
+        "getEntityUsage",
+        "getUsageMonths",
+        ...lookups.flatMap((kind) => [`get${kind}`, `get${kind}s`]),
+      ]
         .map((name) => `cloudinfra:index:${name}`)
         .sort(),
     );

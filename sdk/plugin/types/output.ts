@@ -6,6 +6,156 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
 /**
+ * Every key the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
+ */
+export interface GetApiKeysResultApiKeys {
+    /**
+     * Creation time (ISO 8601).
+     */
+    createdAt: string;
+    /**
+     * Whether the key is enabled (not suspended), when the API reports it.
+     */
+    enabled?: boolean;
+    /**
+     * Expiry (ISO 8601).
+     */
+    expiresAt: string;
+    /**
+     * Key id.
+     */
+    id: string;
+    /**
+     * Last use (ISO 8601), when the API reports one.
+     */
+    lastUsedAt?: string;
+    /**
+     * Display name (not unique).
+     */
+    name: string;
+    /**
+     * The role the key is limited to, when the API reports one.
+     */
+    roleId?: string;
+    /**
+     * Leading characters of the key, its prefix `svc_` included: never the key.
+     */
+    start: string;
+    /**
+     * `Active`, `Expiring` (within 30 days of expiry; still authenticates), `Suspended` or `Expired`.
+     */
+    status: string;
+    /**
+     * The user the key belongs to (UUID), when the API reports it.
+     */
+    userId?: string;
+}
+
+/**
+ * Every VM in the volume's data center, with its current and maximum volume counts, in the API's order.
+ */
+export interface GetAttachableVirtualMachinesResultVirtualMachines {
+    /**
+     * Volumes attached to the VM now.
+     */
+    currentVolumeCount: number;
+    /**
+     * The VM's data center (UUID): the volume's.
+     */
+    datacenterId: string;
+    /**
+     * VM id (UUID).
+     */
+    id: string;
+    /**
+     * Most volumes the VM can have attached: below it, the volume can be attached.
+     */
+    maxVolumeCount: number;
+    /**
+     * VM name.
+     */
+    name: string;
+    /**
+     * What the API reports of the VM beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+     */
+    other?: {[key: string]: any};
+}
+
+/**
+ * The usage by VM size category (its code).
+ */
+export interface GetEntityUsageResultByCategory {
+    /**
+     * The size category's code.
+     */
+    code: string;
+    /**
+     * vCPU hours.
+     */
+    cpuHours: number;
+    /**
+     * Disk GB hours.
+     */
+    diskGbHours: number;
+    /**
+     * RAM GB hours.
+     */
+    ramGbHours: number;
+    /**
+     * VMs.
+     */
+    vmCount: number;
+}
+
+/**
+ * The usage by region.
+ */
+export interface GetEntityUsageResultByRegion {
+    /**
+     * vCPU hours.
+     */
+    cpuHours: number;
+    /**
+     * Disk GB hours.
+     */
+    diskGbHours: number;
+    /**
+     * RAM GB hours.
+     */
+    ramGbHours: number;
+    /**
+     * The region.
+     */
+    region: string;
+    /**
+     * VMs.
+     */
+    vmCount: number;
+}
+
+/**
+ * The month's usage: VMs, vCPU hours, RAM and disk GB hours.
+ */
+export interface GetEntityUsageResultSummary {
+    /**
+     * vCPU hours.
+     */
+    cpuHours: number;
+    /**
+     * Disk GB hours.
+     */
+    diskGbHours: number;
+    /**
+     * RAM GB hours.
+     */
+    ramGbHours: number;
+    /**
+     * VMs.
+     */
+    vmCount: number;
+}
+
+/**
  * One GPU VM configuration that can be ordered now.
  */
 export interface GetGpuInventoryResultAvailable {
@@ -278,6 +428,36 @@ export interface GetNetworkResultAllocationPools {
 }
 
 /**
+ * Every VM with an interface on the network, in the API's order.
+ */
+export interface GetNetworkVirtualMachinesResultVirtualMachines {
+    /**
+     * VM id (UUID).
+     */
+    id: string;
+    /**
+     * VM name.
+     */
+    name: string;
+    /**
+     * What the API reports of the VM beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+     */
+    other?: {[key: string]: any};
+    /**
+     * Whether this network is the VM's primary interface.
+     */
+    primary: boolean;
+    /**
+     * The VM's private address on this network.
+     */
+    privateIp: string;
+    /**
+     * VM status, e.g. `Running`.
+     */
+    status: string;
+}
+
+/**
  * Every network the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
  */
 export interface GetNetworksResultNetworks {
@@ -463,6 +643,230 @@ export interface GetUsersResultUsers {
      * Last change time (ISO 8601).
      */
     updatedAt: string;
+}
+
+/**
+ * By VM size category: its tiers (configurations, with specs), each by region and data center, with VM counts and trends.
+ */
+export interface GetVirtualMachineMetricsResultCategories {
+    /**
+     * The size category's code.
+     */
+    code: string;
+    /**
+     * By tier: the configurations of the category.
+     */
+    tiers: outputs.GetVirtualMachineMetricsResultCategoriesTiers[];
+    /**
+     * The trend of the category's VM count.
+     */
+    trend: outputs.GetVirtualMachineMetricsResultCategoriesTrend;
+    /**
+     * VMs of the category.
+     */
+    vmCount: number;
+}
+
+/**
+ * By tier: the configurations of the category.
+ */
+export interface GetVirtualMachineMetricsResultCategoriesTiers {
+    /**
+     * The configuration (integer id).
+     */
+    configurationId: number;
+    /**
+     * The configuration's name.
+     */
+    name: string;
+    /**
+     * By region.
+     */
+    regions: outputs.GetVirtualMachineMetricsResultCategoriesTiersRegions[];
+    /**
+     * The configuration's size.
+     */
+    specs: outputs.GetVirtualMachineMetricsResultCategoriesTiersSpecs;
+    /**
+     * The trend of the configuration's VM count.
+     */
+    trend: outputs.GetVirtualMachineMetricsResultCategoriesTiersTrend;
+    /**
+     * VMs of the configuration.
+     */
+    vmCount: number;
+}
+
+/**
+ * By region.
+ */
+export interface GetVirtualMachineMetricsResultCategoriesTiersRegions {
+    /**
+     * By data center.
+     */
+    datacenters: outputs.GetVirtualMachineMetricsResultCategoriesTiersRegionsDatacenters[];
+    /**
+     * The region.
+     */
+    region: string;
+    /**
+     * VMs of the configuration in the region.
+     */
+    vmCount: number;
+}
+
+/**
+ * By data center.
+ */
+export interface GetVirtualMachineMetricsResultCategoriesTiersRegionsDatacenters {
+    /**
+     * Data center (UUID).
+     */
+    id: string;
+    /**
+     * Data center name.
+     */
+    name: string;
+    /**
+     * VMs of the configuration in the data center.
+     */
+    vmCount: number;
+    /**
+     * Their names (with `includeVmNames`).
+     */
+    vmNames?: string[];
+}
+
+/**
+ * The configuration's size.
+ */
+export interface GetVirtualMachineMetricsResultCategoriesTiersSpecs {
+    /**
+     * vCPUs.
+     */
+    cpu: number;
+    /**
+     * Disk in GB.
+     */
+    disk: number;
+    /**
+     * RAM in GB.
+     */
+    ram: number;
+}
+
+/**
+ * The trend of the configuration's VM count.
+ */
+export interface GetVirtualMachineMetricsResultCategoriesTiersTrend {
+    /**
+     * The change from the comparison period (percent).
+     */
+    change: number;
+    /**
+     * The value in the current period.
+     */
+    current: number;
+    /**
+     * `up`, `down` or `stable`: the current period against the comparison period.
+     */
+    direction: string;
+    /**
+     * The value in the comparison period.
+     */
+    previous: number;
+}
+
+/**
+ * The trend of the category's VM count.
+ */
+export interface GetVirtualMachineMetricsResultCategoriesTrend {
+    /**
+     * The change from the comparison period (percent).
+     */
+    change: number;
+    /**
+     * The value in the current period.
+     */
+    current: number;
+    /**
+     * `up`, `down` or `stable`: the current period against the comparison period.
+     */
+    direction: string;
+    /**
+     * The value in the comparison period.
+     */
+    previous: number;
+}
+
+/**
+ * The periods measured and compared (ISO 8601).
+ */
+export interface GetVirtualMachineMetricsResultPeriod {
+    /**
+     * End of the comparison period (ISO 8601).
+     */
+    comparisonPeriodEnd: string;
+    /**
+     * Start of the comparison period (ISO 8601).
+     */
+    comparisonPeriodStart: string;
+    /**
+     * End of the current period (ISO 8601).
+     */
+    currentPeriodEnd: string;
+    /**
+     * Start of the current period (ISO 8601).
+     */
+    currentPeriodStart: string;
+}
+
+/**
+ * Totals of the period: VMs, vCPUs, RAM and disk (GB), with the trend of the VM count (`up`, `down` or `stable`).
+ */
+export interface GetVirtualMachineMetricsResultSummary {
+    /**
+     * vCPUs of all VMs.
+     */
+    totalCpu: number;
+    /**
+     * Disk of all VMs, in GB.
+     */
+    totalDisk: number;
+    /**
+     * RAM of all VMs, in GB.
+     */
+    totalRam: number;
+    /**
+     * VMs.
+     */
+    totalVms: number;
+    /**
+     * The trend of the VM count.
+     */
+    trend: outputs.GetVirtualMachineMetricsResultSummaryTrend;
+}
+
+/**
+ * The trend of the VM count.
+ */
+export interface GetVirtualMachineMetricsResultSummaryTrend {
+    /**
+     * The change from the comparison period (percent).
+     */
+    change: number;
+    /**
+     * The value in the current period.
+     */
+    current: number;
+    /**
+     * `up`, `down` or `stable`: the current period against the comparison period.
+     */
+    direction: string;
+    /**
+     * The value in the comparison period.
+     */
+    previous: number;
 }
 
 /**
