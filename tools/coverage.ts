@@ -48,7 +48,6 @@ export const uncalledReasons: Partial<Record<RouteName, { kind: ReasonKind; note
   setApiKeyRateLimit: { kind: "platformAdmin", note: "its body is not shown either" },
   apiKeyRoleOptions: { kind: "notYetOffered", note: "session only: not with an API key" },
   apiKeyExpirationOptions: { kind: "notYetOffered", note: "session only: not with an API key" },
-  attachableVms: { kind: "notYetOffered" },
   bulkDetachVolumes: { kind: "notYetOffered", note: "attachments are detached one by one" },
   cidrDetails: { kind: "notShown", note: "its query parameters; Network checks CIDR blocks itself" },
   me: { kind: "notYetOffered", note: "getCaller reads `GET /auth/check`, which says more" },
@@ -60,9 +59,6 @@ export const uncalledReasons: Partial<Record<RouteName, { kind: ReasonKind; note
   bulkAssignTeams: { kind: "notYetOffered", note: "memberships are added one by one" },
   bulkAddTeamMembers: { kind: "notYetOffered", note: "memberships are added one by one" },
   jobStatus: { kind: "notShown", note: "its response; jobs are polled with `POST /resource/jobs`" },
-  vmMetrics: { kind: "notYetOffered" },
-  entityUsage: { kind: "notYetOffered" },
-  availableMonths: { kind: "notYetOffered" },
 };
 
 /**
