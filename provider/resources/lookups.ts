@@ -3,7 +3,7 @@ import * as A from "../api/auth";
 import * as M from "../api/metrics";
 import * as N from "../api/networks";
 import * as V from "../api/volumes";
-import { routes, User as ApiUser, Uuid, type QueryOf, type RouteName, type RouteSpec } from "../api";
+import { routes, User as ApiUser, Uuid, type QueryOf, type RouteSpec } from "../api";
 import type { CloudClient, ItemOf, PagedRouteName } from "../client";
 import * as data from "./data";
 import type { HandlerContext } from "./context";
@@ -589,18 +589,18 @@ export function argumentSchema(param: z.ZodType): z.ZodType {
  * `extra` are arguments of the function's own (a path parameter, a filter on what the route answers).
  */
 function queryArgs(
-  route: RouteName,
+  route: RouteSpec,
   descriptions: Readonly<Record<string, string>>,
   extra: Record<string, z.ZodType> = {},
 ): { args: z.ZodObject; params: Map<string, string> } {
-  const query = (routes[route] as RouteSpec).query as z.ZodObject;
+  const query = route.query as z.ZodObject;
   const names = argumentNames(query);
   const shape: Record<string, z.ZodType> = { ...extra };
   const params = new Map<string, string>();
   for (const [param, name] of names) {
     const description = descriptions[param];
     if (description === undefined)
-      throw new CodedError("INTERNAL_ERROR", `${route}: the query parameter ${param} is not described`);
+      throw new CodedError("INTERNAL_ERROR", `${route.path}: the query parameter ${param} is not described`);
     shape[name] = argumentSchema(query.shape[param] as z.ZodType)
       .optional()
       .describe(description);
@@ -610,7 +610,7 @@ function queryArgs(
   const args = z.strictObject(shape, {
     error: (issue) =>
       issue.code === "unrecognized_keys"
-        ? `unknown argument(s) ${issue.keys.map((k) => `\`${k}\``).join(", ")}: the arguments are ${known.map((k) => `\`${k}\``).join(", ")} (the API's documented query of ${routes[route].path}${Object.keys(extra).length > 0 ? ", and the function's own" : ""})`
+        ? `unknown argument(s) ${issue.keys.map((k) => `\`${k}\``).join(", ")}: the arguments are ${known.map((k) => `\`${k}\``).join(", ")} (the API's documented query of ${route.path}${Object.keys(extra).length > 0 ? ", and the function's own" : ""})`
         : undefined,
   });
   return { args, params };
@@ -618,7 +618,7 @@ function queryArgs(
 
 /** A list function's arguments, from its route's documented query, and the query parameter of each. */
 function listArgs(kind: AnyLookupKind): { args: z.ZodObject; params: Map<string, string> } {
-  return queryArgs(kind.route, kind.queryDescriptions as Record<string, string>);
+  return queryArgs(routes[kind.route], kind.queryDescriptions as Record<string, string>);
 }
 
 /** The query of a call: each argument given, as its query parameter. */
@@ -686,12 +686,11 @@ export async function caller(
 
 // ---------------------------------------------------------------- reads beyond the kinds
 
-/** The id a path parameter `id` of a route takes (its schema in the contract), optional: a name may stand for it. */
-const pathId = (route: "networkVms" | "attachableVms" | "entityUsage" | "availableMonths") =>
-  (routes[route].params as z.ZodObject).shape.id as z.ZodType;
+/** The schema of a route's path parameter `id`, as the contract has it. */
+const pathId = (route: RouteSpec) => (route.params as z.ZodObject).shape.id as z.ZodType;
 
 /** `id` (the route's path parameter) or `name` of a resource of a kind, exactly one, and the route's query. */
-function byIdOrName(route: "networkVms" | "attachableVms", noun: string) {
+function byIdOrName(route: RouteSpec, noun: string) {
   const query = queryArgs(
     route,
     { entityId: entityIdText },
@@ -758,7 +757,25 @@ sdkTypes.add(NetworkVirtualMachine, {
   io: "output",
   description: "A VM with an interface on a network (`GET /resource/networks/{id}/virtual-machines`).",
 });
-const networkVmsArgs = byIdOrName("networkVms", "network");
+/**
+ * The call of a function that reads the VMs a route lists for one network or volume (named by id or by name): the
+ * resource's id under `idKey`, and each VM as `item` types it, with what the API sent beyond it.
+ */
+function vmsOf(
+  route: "networkVms" | "attachableVms",
+  kind: "Network" | "Volume",
+  args: ReturnType<typeof byIdOrName>,
+  item: z.ZodObject,
+  idKey: "networkId" | "volumeId",
+): (ctx: HandlerContext, args: never) => Promise<unknown> {
+  return (async (ctx: HandlerContext, given: Props) => {
+    const id = await resolvedId(ctx, kind, given);
+    const answer = await ctx.api.request(route, { params: { id }, query: queryOf(args.params, given) });
+    return { [idKey]: id, virtualMachines: itemsWithOther(item, answer.raw, answer.data) };
+  }) as (ctx: HandlerContext, args: never) => Promise<unknown>;
+}
+
+const networkVmsArgs = byIdOrName(routes.networkVms, "network");
 const GetNetworkVirtualMachinesResult = z.object({
   networkId: z.string().describe("The network's id (UUID)."),
   virtualMachines: z
@@ -782,7 +799,7 @@ sdkTypes.add(AttachableVirtualMachine, {
   description:
     "A VM of a volume's data center, with its current and maximum volume counts (`GET /resource/volumes/{id}/available-virtual-machines`).",
 });
-const attachableArgs = byIdOrName("attachableVms", "volume");
+const attachableArgs = byIdOrName(routes.attachableVms, "volume");
 const GetAttachableVirtualMachinesResult = z.object({
   volumeId: z.string().describe("The volume's id (UUID)."),
   virtualMachines: z
@@ -836,7 +853,7 @@ const apiKeyQuery = {
 const keyStatusArg = A.ApiKeyStatus.optional().describe(
   "Only keys in this status (e.g. `Expiring`: every key within 30 days of its expiry), matched on what the list reports (the route's query has no such filter).",
 );
-const apiKeysArgs = queryArgs("listApiKeys", apiKeyQuery, { status: keyStatusArg });
+const apiKeysArgs = queryArgs(routes.listApiKeys, apiKeyQuery, { status: keyStatusArg });
 const GetApiKeysResult = z.object({
   apiKeys: z
     .array(ApiKeySummary)
@@ -915,7 +932,7 @@ async function apiKey(ctx: HandlerContext, args: Props): Promise<z.output<typeof
 }
 
 // Metrics. The spec names their structure, not their fields: the fields are the contract's (provider/api/metrics.ts).
-const vmMetricsArgs = queryArgs("vmMetrics", {
+const vmMetricsArgs = queryArgs(routes.vmMetrics, {
   currentPeriodStart:
     "Start of the period measured (ISO 8601 with offset). The API's default: the start of the current month.",
   currentPeriodEnd: "End of the period measured (ISO 8601 with offset). The API's default: now.",
@@ -937,17 +954,17 @@ const GetVirtualMachineMetricsResult = z.object({
   other: z.record(z.string(), z.unknown()).optional().describe(otherText("the metrics")),
 });
 
-const usageEntityId = (route: "entityUsage" | "availableMonths") =>
+const usageEntityId = (route: RouteSpec) =>
   pathId(route)
     .optional()
     .describe("The entity (UUID) whose usage to read. Default: `entityId`, else the configured entity.");
 const entityUsageArgs = queryArgs(
-  "entityUsage",
+  routes.entityUsage,
   {
     month: "The month (`YYYY-MM`, not in the future; see getUsageMonths). The API's default: the current month.",
     entityId: entityIdText,
   },
-  { id: usageEntityId("entityUsage") },
+  { id: usageEntityId(routes.entityUsage) },
 );
 const GetEntityUsageResult = z.object({
   entityId: M.EntityUsage.shape.entityId.describe("The entity (UUID)."),
@@ -958,9 +975,9 @@ const GetEntityUsageResult = z.object({
   other: z.record(z.string(), z.unknown()).optional().describe(otherText("the usage")),
 });
 const usageMonthsArgs = queryArgs(
-  "availableMonths",
+  routes.availableMonths,
   { entityId: entityIdText },
-  { id: usageEntityId("availableMonths") },
+  { id: usageEntityId(routes.availableMonths) },
 );
 const GetUsageMonthsResult = z.object({
   months: M.AvailableMonths.describe("The months with usage to read (`YYYY-MM`), most recent first: the last 24."),
@@ -1012,14 +1029,7 @@ function registry(): Record<string, DataFunction> {
       description:
         "The VMs with an interface on a network (`GET /resource/networks/{id}/virtual-machines`), the network by id or by exact name (found as getNetwork finds it).",
       example: 'const { virtualMachines } = await getNetworkVirtualMachines({ name: "my-network" });',
-      call: (async (ctx: HandlerContext, args: Props) => {
-        const id = await resolvedId(ctx, "Network", args);
-        const answer = await ctx.api.request("networkVms", {
-          params: { id },
-          query: queryOf(networkVmsArgs.params, args),
-        });
-        return { networkId: id, virtualMachines: itemsWithOther(N.NetworkVm, answer.raw, answer.data) };
-      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
+      call: vmsOf("networkVms", "Network", networkVmsArgs, N.NetworkVm, "networkId"),
     },
     getAttachableVirtualMachines: {
       args: attachableArgs.args as unknown as z.ZodType<Props>,
@@ -1028,14 +1038,7 @@ function registry(): Record<string, DataFunction> {
       description:
         "The VMs a volume can be attached to: those of its data center, with their current and maximum volume counts (`GET /resource/volumes/{id}/available-virtual-machines`), the volume by id or by exact name (found as getVolume finds it).",
       example: 'const { virtualMachines } = await getAttachableVirtualMachines({ name: "my-volume" });',
-      call: (async (ctx: HandlerContext, args: Props) => {
-        const id = await resolvedId(ctx, "Volume", args);
-        const answer = await ctx.api.request("attachableVms", {
-          params: { id },
-          query: queryOf(attachableArgs.params, args),
-        });
-        return { volumeId: id, virtualMachines: itemsWithOther(V.AttachableVm, answer.raw, answer.data) };
-      }) as (ctx: HandlerContext, args: never) => Promise<unknown>,
+      call: vmsOf("attachableVms", "Volume", attachableArgs, V.AttachableVm, "volumeId"),
     },
     getApiKey: {
       args: apiKeyArgs.args as unknown as z.ZodType<Props>,
