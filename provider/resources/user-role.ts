@@ -126,11 +126,8 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
   }
 }
 
-/**
- * No outputs beyond the inputs: the grant is the pair. Loose, as an empty `z.object` types its output as an object
- * with no keys at all (`Record<string, never>`), which the State (the inputs and nothing of its own) could not be.
- */
-export const UserRoleOutputs = z.looseObject({});
+/** No outputs beyond the inputs: the grant is the pair. */
+export const UserRoleOutputs = z.object({});
 
 export const userRole = defineKind({
   name: "UserRole",
