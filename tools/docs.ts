@@ -3,14 +3,15 @@
  * generated from its schema (provider/plugin/schema.json): every input and output with its type, description, how a
  * change applies (in place, replaces, output only) and whether it is secret; object types with their properties; a
  * placeholder example in TypeScript and YAML; the import id. Never edited by hand: a test fails when the committed
- * pages differ from what this makes of the committed schema. Run after `npm run schema`. It also regenerates two
- * tables of README.md: the inputs the API does not report back, and the error codes with what to do about each.
+ * pages differ from what this makes of the committed schema. Run after `npm run schema`. It also regenerates three
+ * tables of the guides: the inputs the API does not report back (docs/guides/resources.md), the error codes with what
+ * to do about each (docs/guides/troubleshooting.md) and the settings (docs/installation-configuration.md).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { kinds, type KindName } from "../provider/resources";
 import { repositoryRoot } from "./pulumi-cli";
-import { errorCodesTable, readmeTableRows, withTable, type ReadmeTable } from "./readme-tables";
+import { errorCodesTable, readmeTableRows, settingsTable, withTable, type ReadmeTable } from "./readme-tables";
 
 /** A type of the Pulumi package schema: `type`, `items`, `additionalProperties`, `$ref` or `oneOf`. */
 export interface SchemaType {
@@ -534,6 +535,7 @@ export async function writeReference(root: string = repositoryRoot()): Promise<M
 
 /** The inputs the documented API does not report back (rows of kind, input, when it is read back). */
 export const unreportedInputsTable: ReadmeTable = {
+  file: "docs/guides/resources.md",
   start: "<!-- unreported-inputs: generated from the kinds' inputFields; test/readme/readme.test.ts checks it -->",
   end: "<!-- /unreported-inputs -->",
   header: ["kind", "input", "reported back"],
@@ -558,21 +560,23 @@ export function unreportedInputs(): [string, string, string][] {
   );
 }
 
-/** The rows of the README's table of unreported inputs, as cells. */
-export function readmeUnreportedInputs(readme: string): string[][] {
-  return readmeTableRows(readme, unreportedInputsTable);
+/** The rows of the table of unreported inputs in the text of its page (docs/guides/resources.md), as cells. */
+export function readmeUnreportedInputs(page: string): string[][] {
+  return readmeTableRows(page, unreportedInputsTable);
 }
 
 async function main(): Promise<void> {
   const root = repositoryRoot();
   const pages = await writeReference(root);
   process.stdout.write(`wrote ${path.relative(root, referenceDirectory(root))} (${pages.size} pages)\n`);
-  const readme = path.join(root, "README.md");
   const prettier = await import("prettier");
-  const options = (await prettier.resolveConfig(readme)) ?? {};
-  const text = [unreportedInputsTable, errorCodesTable].reduce(withTable, fs.readFileSync(readme, "utf8"));
-  fs.writeFileSync(readme, await prettier.format(text, { ...options, parser: "markdown" }));
-  process.stdout.write("wrote README.md's tables of the inputs the API does not report back and of the error codes\n");
+  for (const table of [unreportedInputsTable, errorCodesTable, settingsTable]) {
+    const file = path.join(root, table.file);
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    const text = withTable(fs.readFileSync(file, "utf8"), table);
+    fs.writeFileSync(file, await prettier.format(text, { ...options, parser: "markdown" }));
+    process.stdout.write(`wrote the table ${table.start.replace(/^<!-- ([\w-]+):.*$/, "$1")} of ${table.file}\n`);
+  }
 }
 
 if (require.main === module) {

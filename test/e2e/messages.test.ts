@@ -86,9 +86,9 @@ function diagnostics(text: string): Map<string, string> {
 
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
-/** The codes of README's generated "Error codes" table, as its first column shows them (`` `JOB_FAILED` ``). */
+/** The codes of the generated "Error codes" table (docs/guides/troubleshooting.md), as its first column shows them. */
 const documentedCodes = readmeTableRows(
-  fs.readFileSync(path.resolve(__dirname, "../../README.md"), "utf8"),
+  fs.readFileSync(path.resolve(__dirname, "../..", errorCodesTable.file), "utf8"),
   errorCodesTable,
 ).map((row) => row[0]!.replaceAll("`", ""));
 

@@ -1,20 +1,58 @@
 /**
- * The README leaves the list of each kind's outputs to the generated reference pages (docs/reference, `npm run docs`)
- * and links them: every link into docs/reference names a page that exists and, with an anchor, one of its headings;
- * every resource kind's section links its page's outputs. (The README once listed outputs by hand, and the lists fell
- * behind the declarations.)
+ * The links of the documentation pages (README.md, docs/_index.md, docs/installation-configuration.md,
+ * docs/guides/*.md): every relative link names a file or directory that exists and, with an anchor into a Markdown
+ * page, one of its headings. The guide on resources leaves the list of each kind's outputs to the generated reference
+ * pages (docs/reference, `npm run docs`) and links them: every kind with a section of its own links its page's
+ * outputs. (The README once listed outputs by hand, and the lists fell behind the declarations.)
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect, it } from "vitest";
 import { kinds } from "../../provider/resources";
+import { documentationPages } from "./blocks";
 
 const root = path.resolve(__dirname, "../..");
-const readme = fs.readFileSync(path.join(root, "README.md"), "utf8");
-const links = [...readme.matchAll(/\]\((docs\/reference\/[^)#\s]+)(?:#([^)\s]+))?\)/g)].map((m) => ({
-  page: m[1]!,
-  anchor: m[2],
-}));
+
+/**
+ * Guides other branches of issue 29's session write in parallel; the README and docs/_index.md link them already.
+ * A link to one of them may be missing until those branches are merged: then this list is emptied.
+ */
+const WRITTEN_ELSEWHERE = new Set(
+  [
+    "users-and-invitations",
+    "usage-report",
+    "bulk-requests",
+    "go",
+    "preview-checks",
+    "team",
+    "sessions",
+    "property-checks",
+    "plugin-sdk",
+  ].map((name) => `docs/guides/${name}.md`),
+);
+
+interface Link {
+  page: string;
+  /** The target, relative to the repository's root. */
+  target: string;
+  anchor?: string;
+}
+
+/** The relative links of a page (not `http(s):`, not `mailto:`), resolved against the page's directory. */
+function linksOf(page: string): Link[] {
+  const text = fs
+    .readFileSync(path.join(root, page), "utf8")
+    .replace(/^(\s*)(`{3,}|~{3,})[\s\S]*?^\1\2\s*$/gm, "") // not inside code blocks
+    .replace(/`[^`\n]*`/g, ""); // nor code spans
+  return [...text.matchAll(/\]\(([^)\s]*)\)/g)]
+    .map((m) => m[1]!)
+    .filter((href) => !/^[a-z]+:/i.test(href))
+    .map((href) => {
+      const [file, anchor] = href.split("#") as [string, string | undefined];
+      const target = file === "" ? page : path.posix.normalize(path.posix.join(path.posix.dirname(page), file));
+      return { page, target, anchor };
+    });
+}
 
 /** GitHub's anchor of a Markdown heading. */
 const anchorOf = (heading: string) =>
@@ -23,25 +61,30 @@ const anchorOf = (heading: string) =>
     .replace(/[^\p{L}\p{N} _-]/gu, "")
     .replace(/ /g, "-");
 
-it("every link into docs/reference names a page that exists, and a heading of it", () => {
-  expect(links.length).toBeGreaterThan(0);
-  const broken = links.filter(({ page, anchor }) => {
-    const file = path.join(root, page);
-    if (!fs.existsSync(file)) return true;
-    if (anchor === undefined) return false;
+const links = documentationPages(root).flatMap(linksOf);
+
+it("every relative link names a file that exists, and a heading of it", () => {
+  expect(links.length).toBeGreaterThan(50);
+  const broken = links.filter(({ target, anchor }) => {
+    const file = path.join(root, target.replace(/\/$/, ""));
+    if (!fs.existsSync(file)) return !WRITTEN_ELSEWHERE.has(target);
+    if (anchor === undefined || !target.endsWith(".md")) return false;
     const headings = [...fs.readFileSync(file, "utf8").matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]!));
     return !headings.includes(anchor);
   });
-  expect(broken).toEqual([]);
+  expect(broken.map((l) => `${l.page} → ${l.target}${l.anchor === undefined ? "" : `#${l.anchor}`}`)).toEqual([]);
 });
 
 it("every resource kind with a section of its own links its reference page's outputs, and lists none by hand", () => {
-  const sections = Object.keys(kinds).filter((kind) => new RegExp(`^### ${kind}$`, "m").test(readme));
-  expect(sections.length).toBeGreaterThan(0);
+  const page = "docs/guides/resources.md";
+  const text = fs.readFileSync(path.join(root, page), "utf8");
+  const sections = Object.keys(kinds).filter((kind) => new RegExp(`^## ${kind}$`, "m").test(text));
+  expect(sections.length).toBeGreaterThan(5);
   const kebab = (kind: string) => kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase();
+  const fromPage = linksOf(page);
   const unlinked = sections.filter(
-    (kind) => !links.some((l) => l.page === `docs/reference/${kebab(kind)}.md` && l.anchor === "outputs"),
+    (kind) => !fromPage.some((l) => l.target === `docs/reference/${kebab(kind)}.md` && l.anchor === "outputs"),
   );
   expect(unlinked).toEqual([]);
-  expect(readme).not.toMatch(/Outputs: every argument/);
+  expect(text).not.toMatch(/Outputs: every argument/);
 });

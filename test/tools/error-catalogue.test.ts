@@ -1,6 +1,7 @@
 /**
  * The error catalogue (provider/client/error-codes.ts): every code raised in provider/ is in it, every entry is in
- * README.md's generated table (`npm run docs`), and the API's codes are exactly the contract's.
+ * the generated table of docs/guides/troubleshooting.md (`npm run docs`), and the API's codes are exactly the
+ * contract's.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -11,7 +12,7 @@ import { CodedError, errorCatalogue, errorEntry, messageWithCode, withCode } fro
 import { errorCodesTable, readmeTableRows } from "../../tools/readme-tables";
 
 const root = path.resolve(__dirname, "../..");
-const readme = fs.readFileSync(path.join(root, "README.md"), "utf8");
+const readme = fs.readFileSync(path.join(root, errorCodesTable.file), "utf8");
 
 function sources(directory: string): string[] {
   return fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
@@ -157,7 +158,7 @@ describe("the code in a message as the hosts hand it to the engine", () => {
   });
 });
 
-describe("README's table of the error codes", () => {
+describe("the table of the error codes (docs/guides/troubleshooting.md)", () => {
   it("is the catalogue (run `npm run docs` when this fails)", () => {
     expect(readmeTableRows(readme, errorCodesTable)).toEqual(errorCodesTable.rows());
   });
