@@ -103,55 +103,69 @@ function expectNewProject(dir: string, project: string): void {
 describeCli("`pulumi new` from the templates, then up and destroy", () => {
   it("typescript: a network and a VM on it, in the API after up, gone after destroy", async () => {
     const project = "tpl-ts";
-    const dir = runReadme("typescript", project);
-    expectNewProject(dir, project);
-    // `pulumi new` installed the template's own dependencies (Pulumi), the README's `npm install` the package.
-    expect(fs.existsSync(path.join(dir, "node_modules", "@pulumi", "pulumi", "package.json"))).toBe(true);
-    expect(fs.existsSync(path.join(dir, "node_modules", "@cloudinfra", "pulumi", "package.json"))).toBe(true);
-    // The program type-checks against the installed package, as `pulumi up` would compile it.
-    const tsc = spawnSync(process.execPath, [path.join(dir, "node_modules", "typescript", "bin", "tsc"), "--noEmit"], {
-      cwd: dir,
-      encoding: "utf8",
-    });
-    expect(tsc.stdout + tsc.stderr).toBe("");
+    try {
+      const dir = runReadme("typescript", project);
+      expectNewProject(dir, project);
+      // `pulumi new` installed the template's own dependencies (Pulumi), the README's `npm install` the package.
+      expect(fs.existsSync(path.join(dir, "node_modules", "@pulumi", "pulumi", "package.json"))).toBe(true);
+      expect(fs.existsSync(path.join(dir, "node_modules", "@cloudinfra", "pulumi", "package.json"))).toBe(true);
+      // The program type-checks against the installed package, as `pulumi up` would compile it.
+      const tsc = spawnSync(
+        process.execPath,
+        [path.join(dir, "node_modules", "typescript", "bin", "tsc"), "--noEmit"],
+        {
+          cwd: dir,
+          encoding: "utf8",
+        },
+      );
+      expect(tsc.stdout + tsc.stderr).toBe("");
 
-    const stack = await devStack(dir);
-    const up = await stack.up({ color: "never" });
-    expect(up.summary.result).toBe("succeeded");
-    expect(up.summary.resourceChanges).toEqual({ create: 3 }); // the stack, the network, the VM (dynamic resources)
-    const network = await world.api.getNetwork({ params: { id: up.outputs.networkId!.value as string } });
-    expect(network).toMatchObject({ name: `${project}-net`, status: "Active", gateway: up.outputs.gateway!.value });
-    const vm = await world.api.getVm({ params: { id: up.outputs.vmId!.value as string } });
-    expect(vm).toMatchObject({ status: "Running", virtualMachine: { name: `${project}-vm` } });
+      const stack = await devStack(dir);
+      const up = await stack.up({ color: "never" });
+      expect(up.summary.result).toBe("succeeded");
+      expect(up.summary.resourceChanges).toEqual({ create: 3 }); // the stack, the network, the VM (dynamic resources)
+      const network = await world.api.getNetwork({ params: { id: up.outputs.networkId!.value as string } });
+      expect(network).toMatchObject({ name: `${project}-net`, status: "Active", gateway: up.outputs.gateway!.value });
+      const vm = await world.api.getVm({ params: { id: up.outputs.vmId!.value as string } });
+      expect(vm).toMatchObject({ status: "Running", virtualMachine: { name: `${project}-vm` } });
 
-    const destroyed = await stack.destroy({ color: "never" });
-    expect(destroyed.summary.result).toBe("succeeded");
-    expect(await gone(() => world.api.getNetwork({ params: { id: network.id } }))).toBe(true);
-    expect(await gone(() => world.api.getVm({ params: { id: vm.virtualMachine.id } }))).toBe(true);
-  });
+      const destroyed = await stack.destroy({ color: "never" });
+      expect(destroyed.summary.result).toBe("succeeded");
+      expect(await gone(() => world.api.getNetwork({ params: { id: network.id } }))).toBe(true);
+      expect(await gone(() => world.api.getVm({ params: { id: vm.virtualMachine.id } }))).toBe(true);
+    } finally {
+      // Its node_modules is large: removed here, within the test's time, not by the suite's last hook.
+      fs.rmSync(path.join(world.work, project), { recursive: true, force: true });
+    }
+  }, 600_000);
 
   it.skipIf(yamlVersion === undefined)(
     "yaml: a network and a volume of a size the lookup found, in the API after up, gone after destroy",
     async () => {
       const project = "tpl-yaml";
-      const dir = runReadme("yaml", project);
-      expectNewProject(dir, project);
-      expect(fs.existsSync(path.join(dir, "node_modules", "@cloudinfra", "pulumi", "PulumiPlugin.yaml"))).toBe(true);
+      try {
+        const dir = runReadme("yaml", project);
+        expectNewProject(dir, project);
+        expect(fs.existsSync(path.join(dir, "node_modules", "@cloudinfra", "pulumi", "PulumiPlugin.yaml"))).toBe(true);
 
-      const stack = await devStack(dir);
-      const up = await stack.up({ color: "never" });
-      expect(up.summary.result).toBe("succeeded");
-      const network = await world.api.getNetwork({ params: { id: up.outputs.networkId!.value as string } });
-      expect(network).toMatchObject({ name: `${project}-net`, status: "Active", gateway: up.outputs.gateway!.value });
-      const [fra] = world.datacenters;
-      const [firstType] = (await world.api.volumeSizes({ params: { id: fra!.id } })).volumeTypes;
-      const volume = await world.api.getVolume({ params: { id: up.outputs.volumeId!.value as string } });
-      expect(volume).toMatchObject({ name: `${project}-data`, sizeGb: firstType!.availableSizes[0]!.sizeGb });
+        const stack = await devStack(dir);
+        const up = await stack.up({ color: "never" });
+        expect(up.summary.result).toBe("succeeded");
+        const network = await world.api.getNetwork({ params: { id: up.outputs.networkId!.value as string } });
+        expect(network).toMatchObject({ name: `${project}-net`, status: "Active", gateway: up.outputs.gateway!.value });
+        const [fra] = world.datacenters;
+        const [firstType] = (await world.api.volumeSizes({ params: { id: fra!.id } })).volumeTypes;
+        const volume = await world.api.getVolume({ params: { id: up.outputs.volumeId!.value as string } });
+        expect(volume).toMatchObject({ name: `${project}-data`, sizeGb: firstType!.availableSizes[0]!.sizeGb });
 
-      const destroyed = await stack.destroy({ color: "never" });
-      expect(destroyed.summary.result).toBe("succeeded");
-      expect(await gone(() => world.api.getNetwork({ params: { id: network.id } }))).toBe(true);
-      expect(await gone(() => world.api.getVolume({ params: { id: volume.id } }))).toBe(true);
+        const destroyed = await stack.destroy({ color: "never" });
+        expect(destroyed.summary.result).toBe("succeeded");
+        expect(await gone(() => world.api.getNetwork({ params: { id: network.id } }))).toBe(true);
+        expect(await gone(() => world.api.getVolume({ params: { id: volume.id } }))).toBe(true);
+      } finally {
+        fs.rmSync(path.join(world.work, project), { recursive: true, force: true });
+      }
     },
+    600_000,
   );
 });
