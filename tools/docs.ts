@@ -445,7 +445,8 @@ function indexPage(schema: PackageSchema, pages: { file: string; token: string; 
     "(type tokens `pulumi-nodejs:dynamic/cloudinfra:<Kind>`) take the same inputs and have the same outputs; they",
     "cannot be imported (use `adopt: true` where a kind offers it). The TypeScript examples import",
     `\`${schema.language?.nodejs?.packageName ?? "the plugin's SDK"}\`, the SDK \`pulumi package add\` generates and installs`,
-    "(the package bundles the same SDK as `@cloudinfra/pulumi/plugin`: see the README's plugin section). A YAML",
+    "(the package bundles the same SDK as `@cloudinfra/pulumi/plugin`: see",
+    "[the provider plugin](../guides/dynamic-vs-plugin.md#the-provider-plugin)). A YAML",
     "program, or a program using the bundled SDK, names the plugin in its `Pulumi.yaml`:",
     "",
     ...fence("yaml", [
