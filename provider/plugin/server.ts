@@ -27,6 +27,7 @@ import {
   ResourceInitError,
   sameValue,
   settingProblems,
+  endSessions,
   verifyCredentials,
   type Configuration,
   type DiffResult,
@@ -196,6 +197,8 @@ function detailedDiff(
   return diffs;
 }
 
+export { endSessionsOnExitSignals } from "../resources";
+
 type Handler<Req, Res> = (request: Req) => Promise<Res>;
 
 /**
@@ -210,6 +213,9 @@ export class ProviderServer {
   private engineClient: engineRpc.EngineClient | undefined;
   /** Aborted by Cancel: the operations in flight then (later ones get a fresh one). */
   private cancelled = new AbortController();
+  /** Calls in flight that may use the API, and what waits for there to be none (the sign-out after a Cancel). */
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
   private readonly server = new grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
 
   constructor(options: ProviderServerOptions = {}) {
@@ -265,6 +271,16 @@ export class ProviderServer {
     cancelled.abort(
       new OperationCancelledError("cancelled (the engine asked the provider to stop: Ctrl-C or shutdown)"),
     );
+    // The session this process signed in for ends once the cancelled operations have (they may still record what
+    // exists); a call after that signs in again, and the process's exit signal signs that one out.
+    this.sessionsEnded = this.whenIdle().then(() => endSessions());
+  }
+
+  /** Settles when the sign-out started by the last Cancel has (for tests). */
+  sessionsEnded: Promise<number> = Promise.resolve(0);
+
+  private whenIdle(): Promise<void> {
+    return this.inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.idle.push(resolve));
   }
 
   /** The context of an operation under `config`: the engine's log and this server's cancellation. */
@@ -283,15 +299,20 @@ export class ProviderServer {
       config = { ...config, values: { ...config.values, jobTimeoutMs } };
     }
     const customTimeout = timeoutSeconds > 0;
+    this.inFlight++;
     return callContext.run({ urn, server: this, customTimeout }, () =>
-      (async () => fn(this.contextOf(config)))().catch((error: unknown) => {
-        if (customTimeout && error instanceof Error) {
-          error.message = relabel(error.message, true);
-          if (error instanceof ResourceInitError)
-            error.reasons.splice(0, Infinity, ...error.reasons.map((r) => relabel(r, true)));
-        }
-        throw error;
-      }),
+      (async () => fn(this.contextOf(config)))()
+        .finally(() => {
+          if (--this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+        })
+        .catch((error: unknown) => {
+          if (customTimeout && error instanceof Error) {
+            error.message = relabel(error.message, true);
+            if (error instanceof ResourceInitError)
+              error.reasons.splice(0, Infinity, ...error.reasons.map((r) => relabel(r, true)));
+          }
+          throw error;
+        }),
     );
   }
 

@@ -139,6 +139,45 @@ export async function closeClients(): Promise<void> {
   pacers.clear();
 }
 
+/** How long the sign-outs on the way out may take (one request each, in parallel): well within the engine's grace. */
+export const SIGN_OUT_TIMEOUT_MS = 800;
+
+/**
+ * Ends every session this process signed in for (email + password + TOTP; `POST /auth/sign-out`, one attempt each,
+ * all at once, within `timeoutMs`), so that no run leaves one open for its idle timeout. The clients stay usable: a
+ * later call signs in again. Resolves to the number of sessions ended; never rejects.
+ */
+export async function endSessions(timeoutMs = SIGN_OUT_TIMEOUT_MS): Promise<number> {
+  const open = [...clients.values()].filter((c) => c.auth.hasSession);
+  const ended = await Promise.all(open.map((c) => c.endSession(timeoutMs)));
+  return ended.filter(Boolean).length;
+}
+
+const exitSignals = ["SIGINT", "SIGTERM"] as const;
+let onExitSignal: ((signal: NodeJS.Signals) => void) | undefined;
+
+/**
+ * Makes the host process end its sessions when it is told to stop: the engine ends a provider process (plugin or
+ * dynamic-provider host) with SIGINT, then kills it after a short grace, at the end of every run and on Ctrl-C; a CI
+ * system may send SIGTERM. On either, the sessions are signed out ({@link endSessions}, one request within
+ * {@link SIGN_OUT_TIMEOUT_MS}), then the signal takes its usual course (the process ends as it would have). Once per
+ * process; without an open session nothing waits.
+ */
+export function endSessionsOnExitSignals(): void {
+  if (onExitSignal) return;
+  let ending = false;
+  onExitSignal = (signal) => {
+    if (ending) return;
+    ending = true;
+    void endSessions().finally(() => {
+      for (const s of exitSignals) process.removeListener(s, onExitSignal!);
+      // Others listening decide for themselves; alone, the signal's default (the process ends by it) is restored.
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  };
+  for (const s of exitSignals) process.on(s, onExitSignal);
+}
+
 /** What to do when the API refuses these credentials (HTTP 401): where they came from and how to replace them. */
 function authHint(config: Configuration, auth: ClientAuth): (code: string) => string | undefined {
   return (code) => {
