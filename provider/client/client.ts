@@ -181,17 +181,7 @@ class CloudClientBase {
         return { status: response.status, headers: response.headers, body: response.body };
       },
       Date.now,
-      async (token, signal) => {
-        const request = this.transport.prepare("signOut", {});
-        const response = await this.transport.send(request, {
-          auth: null,
-          signal,
-          once: true,
-          headers: { authorization: `Bearer ${token}` },
-          accept: (status) => status === 401,
-        });
-        return { status: response.status, headers: response.headers, body: response.body };
-      },
+      (token, signal) => this.sendSignOut(token, signal),
     );
     // The poller serves every waiter: no one caller's signal ends its polls.
     this.jobs = new JobWaiter(
@@ -280,6 +270,19 @@ class CloudClientBase {
    */
   endSession(timeoutMs?: number): Promise<boolean> {
     return this.auth.signOut(timeoutMs);
+  }
+
+  /** `POST /auth/sign-out` for `token`: one attempt, bounded by `signal`; 401 (the session had ended) is an answer. */
+  private async sendSignOut(token: string, signal: AbortSignal) {
+    const request = this.transport.prepare("signOut", {});
+    const response = await this.transport.send(request, {
+      auth: null,
+      signal,
+      once: true,
+      headers: { authorization: `Bearer ${token}` },
+      accept: (status) => status === 401,
+    });
+    return { status: response.status, headers: response.headers, body: response.body };
   }
 
   /** Rejects pending job waits and queued requests, and closes the dispatcher the client created. */
