@@ -18,6 +18,7 @@ import * as engineRpc from "@pulumi/pulumi/proto/engine_grpc_pb";
 import * as status from "@pulumi/pulumi/proto/status_pb";
 import {
   checkResource,
+  ConfigurationError,
   configuration,
   containsUnknown,
   kinds,
@@ -407,21 +408,26 @@ export class ProviderServer {
     const response = new provider.CheckResponse().setInputs(request.getNews());
     if (Object.values(news).some(containsUnknown)) return response;
     const config = configurationOf(news);
-    const failures = await (async () => {
+    const failures = await (async (): Promise<{ property: string; reason: string }[]> => {
+      // A settings problem names its setting first (`cloudinfra:<name> …`).
       const problems = settingProblems(config);
-      if (problems.length > 0) return problems;
+      if (problems.length > 0)
+        return problems.map((reason) => ({
+          property: /cloudinfra:(\w+)/.exec(reason)?.[1] ?? "",
+          reason: withCode(reason, "SETTING_INVALID"),
+        }));
       try {
         await verifyCredentials(this.contextOf(config));
         return [];
       } catch (error) {
-        // A refused credential is an error, not a malformed setting: its reason carries its code like any error.
-        return [messageWithCode(error)];
+        // A failed check is an error, not a malformed value: its reason carries its code like any error, and its
+        // property is the setting most likely at fault (`baseUrl` for an API that cannot be reached).
+        const setting = error instanceof ConfigurationError ? error.setting : undefined;
+        return [{ property: setting ?? "", reason: messageWithCode(error) }];
       }
     })();
     return response.setFailuresList(
-      failures.map((reason) =>
-        new provider.CheckFailure().setProperty(/cloudinfra:(\w+)/.exec(reason)?.[1] ?? "").setReason(reason),
-      ),
+      failures.map(({ property, reason }) => new provider.CheckFailure().setProperty(property).setReason(reason)),
     );
   }
 

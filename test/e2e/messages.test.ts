@@ -162,6 +162,26 @@ function lifecycle(host: Host) {
     }
   });
 
+  it("an API that cannot be reached names cloudinfra:baseUrl and carries NETWORK_ERROR (not requestTimeoutMs, not AUTH_REJECTED)", async () => {
+    const unreachable = "http://127.0.0.1:1/v1";
+    await stack.setConfig("cloudinfra:baseUrl", { value: unreachable });
+    const run = await output(stack.preview({ color: "never" })).finally(() =>
+      stack.setConfig("cloudinfra:baseUrl", { value: world.emulator.baseUrl }),
+    );
+    expect(run.failed).toBe(true);
+    expect(STACK_FRAME.test(run.text), run.text).toBe(false);
+    const said = new RegExp(
+      `The API at ${unreachable.replaceAll(".", "\\.")} could not be reached: check cloudinfra:baseUrl \\(stack config\\): ` +
+        `Network failure \\(ECONNREFUSED\\)[^\\n]* \\[NETWORK_ERROR\\]`,
+    );
+    expect(run.text).toMatch(said);
+    expect(run.text).not.toContain("AUTH_REJECTED");
+    expect(run.text).not.toContain("requestTimeoutMs value");
+    // The plugin's CheckConfig names the property; the engine prints it with its value.
+    if (host === "plugin")
+      expect(run.text).toContain(`property baseUrl value {${unreachable}} has a problem: The API at`);
+  });
+
   it("a read that fails (refresh) shows its message once, with the resource", async () => {
     const netId = await stateId(stack, "net");
     await world.faults("getNetwork,status=500,message=Network store unavailable");
