@@ -1,7 +1,8 @@
 /**
  * Messages under failure, as the real CLI shows them, for the dynamic resources and the provider plugin: a create
- * whose job fails (the message names the job and the VM), a check that throws (credentials refused), a read and a
- * delete that fail, and an attachment whose VM was never created under `--continue-on-error`. Each error is printed
+ * whose job fails (the message names the job and the VM), a check that throws (credentials refused), an API that
+ * cannot be reached (told by the setting at fault, `cloudinfra:baseUrl`, the property the plugin's CheckConfig
+ * names, with a network code), a read and a delete that fail, and an attachment whose VM was never created under `--continue-on-error`. Each error is printed
  * once, with its resource, and no output shows a stack frame (the dynamic host printed every thrown error with its
  * stack, under the Stack, before the engine printed its message). A diff that throws cannot be provoked through a
  * program (every kind's diff is a pure comparison); it goes through the same adapter as check, read and delete.
