@@ -461,9 +461,9 @@ async function sizeIdCheck(
   failures: CheckFailure[],
 ): Promise<void> {
   const { datacenterId, volumeTypeId, sizeGb, volumeSizeId } = known;
-  if (!ctx || typeof datacenterId !== "string" || typeof volumeTypeId !== "number" || typeof sizeGb !== "number") {
-    return;
-  }
+  // `skipCredentialsValidation`: a preview without network access, which this read would only slow down.
+  if (!ctx || ctx.settings.skipCredentialsValidation) return;
+  if (typeof datacenterId !== "string" || typeof volumeTypeId !== "number" || typeof sizeGb !== "number") return;
   if (failures.some((f) => ["datacenterId", "volumeTypeId", "sizeGb", "volumeSizeId"].includes(f.property))) return;
   let expected: number;
   try {
