@@ -4,7 +4,6 @@
  * when the CLI returns, and neither does the `destroy` after it. The emulator's session list (`GET /__admin/sessions`,
  * a test control) is read before and after each run; its request log counts the sign-ins and sign-outs.
  */
-import * as pulumi from "@pulumi/pulumi";
 import { expect, it } from "vitest";
 import * as cloudinfra from "../../sdk";
 import { resource, useLauncher } from "../plugin/launcher";

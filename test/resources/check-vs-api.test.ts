@@ -79,7 +79,6 @@ const name = fc
 /** Undefined two times in three: the optional inputs are left out more often than given. */
 const sometimes = <T>(arb: fc.Arbitrary<T>) =>
   fc.oneof({ arbitrary: fc.constant(undefined), weight: 2 }, { arbitrary: arb, weight: 1 });
-const ipv4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((p) => p.join("."));
 const ipAt = (base: number, offset: number) => {
   const n = (base + offset) >>> 0;
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
