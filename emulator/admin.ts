@@ -62,6 +62,7 @@ const GpuAvailabilityBody = z.strictObject({
 });
 const OutboxQuery = z.strictObject({ to: z.string().min(1).optional() });
 const AuditQuery = z.strictObject({ event: z.string().min(1).optional(), userId: Uuid.optional() });
+const SessionsQuery = z.strictObject({ userId: Uuid.optional() });
 
 function faultInputs(body: unknown): FaultRuleInput[] {
   const parsed = validate(FaultsBody, body, "body");
@@ -237,6 +238,25 @@ export function registerAdminRoutes(
       (a) => (q.event === undefined || a.event === q.event) && (q.userId === undefined || a.userId === q.userId),
     );
     return ok(events.map((a) => ({ ...a, time: iso(a.at) })));
+  });
+
+  // Test control: the sessions open now (signed in and neither signed out nor idle past their timeout), never their
+  // tokens: what shows that a client closes what it opens.
+  app.get(`${ADMIN_PREFIX}/sessions`, async (req) => {
+    const q = validate(SessionsQuery, req.query, "query");
+    const now = ctx.now();
+    const open = Object.values(ctx.state.sessions).filter((s) => {
+      const idleMs = s.rememberMe ? 30 * 24 * 3600_000 : ctx.options.sessionIdleMs;
+      return (q.userId === undefined || s.userId === q.userId) && now - s.lastSeenAt <= idleMs;
+    });
+    return ok(
+      open.map((s) => ({
+        userId: s.userId,
+        rememberMe: s.rememberMe,
+        createdAt: iso(s.createdAt),
+        lastSeenAt: iso(s.lastSeenAt),
+      })),
+    );
   });
 
   const clockView = () => ({ now: iso(ctx.now()), nowMs: ctx.now(), offsetMs: ctx.clockOffsetMs });

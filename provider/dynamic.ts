@@ -7,6 +7,7 @@ import { callerOperations } from "./client/gather";
 import {
   checkResource,
   configuration,
+  endSessionsOnExitSignals,
   environmentOnly,
   failuresForEngine,
   handlerContext,
@@ -94,6 +95,8 @@ export const dynamicHandlers = {
     // The host's Config keeps every stack key in `rawConfig` (not in its type): listing them finds mistyped keys.
     const raw = (req.config as unknown as { rawConfig?: Record<string, unknown> }).rawConfig;
     stackConfiguration = configuration((key) => req.config.get(key), raw ? Object.keys(raw) : undefined);
+    // The engine ends the host process with SIGINT at the end of the run (and on Ctrl-C): sign out first.
+    endSessionsOnExitSignals();
   },
   /** Settings problems fail the check (nothing sent); valid inputs then have the credentials checked once. */
   async check(kind: KindName, olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {

@@ -33,7 +33,6 @@ export const reasonTexts: Record<ReasonKind, string> = {
  * when a route here is called (then drop its entry).
  */
 export const uncalledReasons: Partial<Record<RouteName, { kind: ReasonKind; note?: string }>> = {
-  signOut: { kind: "notYetOffered", note: "a session the provider signs in for is left to its idle timeout" },
   enableTwoFactor: { kind: "humanOnly", note: "2FA enrolment" },
   sendOtp: { kind: "humanOnly", note: "email fallback of the 2FA step; the provider signs in with TOTP" },
   verifyOtp: { kind: "humanOnly", note: "email fallback of the 2FA step; the provider signs in with TOTP" },
@@ -68,6 +67,7 @@ export const uncalledReasons: Partial<Record<RouteName, { kind: ReasonKind; note
 export const internalUseNames: Record<string, string> = {
   "provider/client/auth.ts › Authenticator.performSignIn": "sign-in (email, password, TOTP)",
   "provider/client/client.ts › CloudClientBase.constructor": "job polling (client.jobs)",
+  "provider/client/client.ts › CloudClientBase.sendSignOut": "sign-out (when the provider process ends)",
   "provider/resources/context.ts › verifyCredentials": "credentials check (once per run)",
 };
 

@@ -84,8 +84,12 @@ function layoutOf(settings: Settings): Layout {
     }
     return ip;
   };
-  const start = inside("dhcpStartAddress", settings.dhcpStartAddress) ?? Math.min(b.firstUsable + 1, b.lastUsable);
-  const end = inside("dhcpEndAddress", settings.dhcpEndAddress) ?? b.lastUsable;
+  // An end left out defaults around the one given, never past it: the spec shows no default range, so a range that
+  // is only inverted by a default is not the caller's mistake (found by the check-vs-API property test).
+  const givenStart = inside("dhcpStartAddress", settings.dhcpStartAddress);
+  const givenEnd = inside("dhcpEndAddress", settings.dhcpEndAddress);
+  const start = givenStart ?? Math.min(b.firstUsable + 1, b.lastUsable, givenEnd ?? Number.POSITIVE_INFINITY);
+  const end = givenEnd ?? b.lastUsable;
   inside("defaultRoute", settings.defaultRoute);
   if (issues.length === 0 && start > end) {
     issues.push({

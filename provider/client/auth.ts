@@ -35,7 +35,16 @@ export type AuthExchange = (
   accept: (status: number, code: string | undefined) => boolean,
 ) => Promise<AuthExchangeResult>;
 
+/**
+ * Ends one session: `POST /auth/sign-out` with its token as Bearer, one attempt bounded by `signal` (no retries, no
+ * wait for rate-limit budget beyond it). Resolves whatever the API answers; rejects when no answer came.
+ */
+export type SignOutExchange = (token: string, signal: AbortSignal) => Promise<AuthExchangeResult>;
+
 const TOTP_PERIOD_MS = 30_000;
+
+/** The spec's limit on sign-in (and on the TOTP step), per IP: what a refusal by it says. */
+export const SIGN_IN_LIMIT = "15 sign-ins per 15 minutes per IP address";
 
 /** The cookies a response sets (parsed by undici). */
 export function setCookies(headers: IncomingHttpHeaders): Cookie[] {
@@ -74,12 +83,15 @@ export class Authenticator {
   private refused: ApiError | null = null;
   /** Completed sign-ins (for tests and diagnostics). */
   signIns = 0;
+  /** Sessions ended by {@link signOut} (for tests and diagnostics). */
+  signOuts = 0;
 
   constructor(
     private readonly auth: ClientAuth,
     private readonly redactor: Redactor,
     private readonly exchange: AuthExchange,
     private readonly now: () => number = Date.now,
+    private readonly signOutExchange?: SignOutExchange,
   ) {
     if ("apiKey" in auth) redactor.add(auth.apiKey);
     else if ("sessionToken" in auth) redactor.add(auth.sessionToken);
@@ -111,6 +123,37 @@ export class Authenticator {
     return true;
   }
 
+  /** Whether this client holds a session it signed in for (or is signing in for one now). */
+  get hasSession(): boolean {
+    return this.token !== null || this.signingIn !== null;
+  }
+
+  /**
+   * Ends the session this client signed in for, if any (`POST /auth/sign-out`, one attempt within `timeoutMs`), so
+   * that it does not stay open until its idle timeout. A sign-in in flight is awaited within the same time. Best
+   * effort: resolves to whether the API confirmed the sign-out, never rejects. A later call signs in again.
+   */
+  async signOut(timeoutMs = 1000): Promise<boolean> {
+    if (!("password" in this.auth) || !this.signOutExchange) return false;
+    const signal = AbortSignal.timeout(timeoutMs);
+    let token = this.token;
+    if (token === null && this.signingIn !== null) {
+      const aborted = new Promise<null>((resolve) => signal.addEventListener("abort", () => resolve(null)));
+      token = await Promise.race([this.signingIn.catch(() => null), aborted]);
+    }
+    if (token === null || signal.aborted) return false;
+    if (this.token === token) this.token = null;
+    try {
+      const answer = await this.signOutExchange(token, signal);
+      // 401: the session had already ended (expired or signed out elsewhere): nothing is left open either way.
+      const ended = answer.status < 300 || answer.status === 401;
+      if (ended) this.signOuts++;
+      return ended;
+    } catch {
+      return false;
+    }
+  }
+
   /** Signs in (once for all concurrent callers) and resolves to the new session token. */
   signIn(signal?: AbortSignal): Promise<string> {
     if (!("password" in this.auth))
@@ -130,8 +173,9 @@ export class Authenticator {
       "signIn",
       { email: auth.email, password: auth.password },
       undefined,
-      (status, code) => status === 400 && code === "TWO_FACTOR_REQUIRED",
+      (status, code) => (status === 400 && code === "TWO_FACTOR_REQUIRED") || status === 429,
     );
+    if (first.status === 429) throw this.rateLimited("/auth/sign-in/email", "signIn", first);
     let result = first;
     if (first.status === 400) {
       const challenge = (first.body as { data?: { totpConfigured?: boolean } }).data;
@@ -157,8 +201,9 @@ export class Authenticator {
         "verifyTotp",
         { code },
         cookie,
-        (status, errCode) => status === 400 && errCode === "INVALID_OTP",
+        (status, errCode) => (status === 400 && errCode === "INVALID_OTP") || status === 429,
       );
+      if (result.status === 429) throw this.rateLimited("/auth/two-factor/verify-totp", "verifyTotp", result);
       if (result.status === 400 && errorCode(result.body) === "INVALID_OTP") {
         this.refused = this.totpRefused(auth.email, result.headers);
         throw this.refused;
@@ -181,6 +226,37 @@ export class Authenticator {
     this.token = parsed.data.token;
     this.signIns++;
     return parsed.data.token;
+  }
+
+  /**
+   * The error of a sign-in refused by its rate limit: final at once (waiting out a 15-minute window, or retrying into
+   * it, would only hold the run and spend what is left of the budget of every runner behind the same address). It
+   * names the limit and what to use instead: an API key, which does not sign in.
+   */
+  private rateLimited(path: string, route: "signIn" | "verifyTotp", answer: AuthExchangeResult): ApiError {
+    const reset = Number(answer.headers["x-ratelimit-reset"]);
+    const retryAfter = Number(answer.headers["retry-after"]);
+    const when =
+      Number.isFinite(retryAfter) && retryAfter > 0
+        ? ` (the API says to wait ${Math.ceil(retryAfter)} s)`
+        : Number.isFinite(reset) && reset > 0
+          ? ` (until ${new Date(reset * 1000).toISOString()})`
+          : "";
+    return new ApiError(
+      {
+        status: 429,
+        code: "RATE_LIMIT_EXCEEDED",
+        message:
+          `Signing in failed: the API refused the sign-in by its rate limit of ${SIGN_IN_LIMIT}${when}. Every ` +
+          "provider process of every run signs in once with cloudinfra:email/password/totpSecret, so CI runners " +
+          "behind one address run out quickly. Use an API key in CI (`pulumi config set --secret cloudinfra:apiKey " +
+          "<key>`, or CLOUDINFRA_API_KEY): it never signs in. Not retried: a retry would only spend the budget again",
+        method: "POST",
+        path,
+        route,
+      },
+      this.redactor,
+    );
   }
 
   /**

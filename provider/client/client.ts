@@ -168,15 +168,21 @@ class CloudClientBase {
       log: options.log,
       labels: options.labels,
     });
-    this.auth = new Authenticator(options.auth, this.redactor, async (route, body, cookie, accept) => {
-      const request = this.transport.prepare(route, { body });
-      const response = await this.transport.send(request, {
-        auth: null,
-        headers: cookie ? { cookie } : undefined,
-        accept,
-      });
-      return { status: response.status, headers: response.headers, body: response.body };
-    });
+    this.auth = new Authenticator(
+      options.auth,
+      this.redactor,
+      async (route, body, cookie, accept) => {
+        const request = this.transport.prepare(route, { body });
+        const response = await this.transport.send(request, {
+          auth: null,
+          headers: cookie ? { cookie } : undefined,
+          accept,
+        });
+        return { status: response.status, headers: response.headers, body: response.body };
+      },
+      Date.now,
+      (token, signal) => this.sendSignOut(token, signal),
+    );
     // The poller serves every waiter: no one caller's signal ends its polls.
     this.jobs = new JobWaiter(
       async (jobIds) => (await this.invoke("queryJobs", { body: { jobIds }, waits: null })).jobs,
@@ -255,6 +261,28 @@ class CloudClientBase {
   /** Waits for a job through the shared poller (see `jobs`). */
   waitForJob(jobId: string, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<Job> {
     return this.jobs.wait(jobId, options);
+  }
+
+  /**
+   * Ends the session this client signed in for with email + password + TOTP (`POST /auth/sign-out`, one attempt
+   * within `timeoutMs`), so none is left open for its idle timeout. Nothing for an API key or a given session token.
+   * Resolves to whether a session was ended; never rejects.
+   */
+  endSession(timeoutMs?: number): Promise<boolean> {
+    return this.auth.signOut(timeoutMs);
+  }
+
+  /** `POST /auth/sign-out` for `token`: one attempt, bounded by `signal`; 401 (the session had ended) is an answer. */
+  private async sendSignOut(token: string, signal: AbortSignal) {
+    const request = this.transport.prepare("signOut", {});
+    const response = await this.transport.send(request, {
+      auth: null,
+      signal,
+      once: true,
+      headers: { authorization: `Bearer ${token}` },
+      accept: (status) => status === 401,
+    });
+    return { status: response.status, headers: response.headers, body: response.body };
   }
 
   /** Rejects pending job waits and queued requests, and closes the dispatcher the client created. */

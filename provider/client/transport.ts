@@ -128,6 +128,8 @@ export interface SendOptions {
   auth: Authenticator | null;
   /** Error statuses to hand back as a response instead of throwing. */
   accept?: (status: number, code: string | undefined) => boolean;
+  /** One attempt only: no retry of any kind (a sign-out on the way out, bounded by `signal`). */
+  once?: boolean;
 }
 
 /** Routes sent with POST that change nothing: safe to retry like a GET. */
@@ -385,16 +387,17 @@ export class Transport {
         }
       },
       {
-        retries: this.retry.retries,
+        retries: options.once ? 0 : this.retry.retries,
         minTimeout: this.retry.minDelayMs,
         maxTimeout: this.retry.maxDelayMs,
         factor: 2,
         randomize: true,
         signal: signal ? AbortSignal.any([signal, backOff.signal]) : backOff.signal,
         shouldConsumeRetry: ({ error }) =>
+          !options.once &&
           !(error instanceof ApiError && error.status === 429 && ++rateLimited <= this.retry.maxRateLimitRetries),
         shouldRetry: ({ error, retriesLeft }) => {
-          if (this.closed || waits?.aborted || !(error instanceof ApiError)) return false;
+          if (options.once || this.closed || waits?.aborted || !(error instanceof ApiError)) return false;
           const kind = retryKinds.get(error) ?? "never";
           const retry = kind === "always" || (kind === "ifIdempotent" && idempotent);
           if (retry && error.status !== 429) {

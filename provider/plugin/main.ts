@@ -14,7 +14,9 @@ import { loadBundle } from "../code-cache";
 
 async function main(args: string[]): Promise<void> {
   const bundle = loadBundle(path.join(__dirname, "server.bundle.js"));
-  const { ProviderServer } = bundle.exports as typeof import("./server");
+  const { ProviderServer, endSessionsOnExitSignals } = bundle.exports as typeof import("./server");
+  // The engine ends this process with SIGINT (then a kill after a short grace): sessions opened are signed out first.
+  endSessionsOnExitSignals();
   const engineAddress = args.find((a) => !a.startsWith("-"));
   const server = new ProviderServer();
   if (engineAddress) server.connectEngine(engineAddress);

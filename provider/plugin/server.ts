@@ -18,6 +18,7 @@ import * as engineRpc from "@pulumi/pulumi/proto/engine_grpc_pb";
 import * as status from "@pulumi/pulumi/proto/status_pb";
 import {
   checkResource,
+  ConfigurationError,
   configuration,
   containsUnknown,
   kinds,
@@ -27,6 +28,7 @@ import {
   ResourceInitError,
   sameValue,
   settingProblems,
+  endSessions,
   verifyCredentials,
   type Configuration,
   type DiffResult,
@@ -196,6 +198,8 @@ function detailedDiff(
   return diffs;
 }
 
+export { endSessionsOnExitSignals } from "../resources";
+
 type Handler<Req, Res> = (request: Req) => Promise<Res>;
 
 /**
@@ -210,6 +214,9 @@ export class ProviderServer {
   private engineClient: engineRpc.EngineClient | undefined;
   /** Aborted by Cancel: the operations in flight then (later ones get a fresh one). */
   private cancelled = new AbortController();
+  /** Calls in flight that may use the API, and what waits for there to be none (the sign-out after a Cancel). */
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
   private readonly server = new grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
 
   constructor(options: ProviderServerOptions = {}) {
@@ -265,6 +272,16 @@ export class ProviderServer {
     cancelled.abort(
       new OperationCancelledError("cancelled (the engine asked the provider to stop: Ctrl-C or shutdown)"),
     );
+    // The session this process signed in for ends once the cancelled operations have (they may still record what
+    // exists); a call after that signs in again, and the process's exit signal signs that one out.
+    this.sessionsEnded = this.whenIdle().then(() => endSessions());
+  }
+
+  /** Settles when the sign-out started by the last Cancel has (for tests). */
+  sessionsEnded: Promise<number> = Promise.resolve(0);
+
+  private whenIdle(): Promise<void> {
+    return this.inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.idle.push(resolve));
   }
 
   /** The context of an operation under `config`: the engine's log and this server's cancellation. */
@@ -283,15 +300,20 @@ export class ProviderServer {
       config = { ...config, values: { ...config.values, jobTimeoutMs } };
     }
     const customTimeout = timeoutSeconds > 0;
+    this.inFlight++;
     return callContext.run({ urn, server: this, customTimeout }, () =>
-      (async () => fn(this.contextOf(config)))().catch((error: unknown) => {
-        if (customTimeout && error instanceof Error) {
-          error.message = relabel(error.message, true);
-          if (error instanceof ResourceInitError)
-            error.reasons.splice(0, Infinity, ...error.reasons.map((r) => relabel(r, true)));
-        }
-        throw error;
-      }),
+      (async () => fn(this.contextOf(config)))()
+        .finally(() => {
+          if (--this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+        })
+        .catch((error: unknown) => {
+          if (customTimeout && error instanceof Error) {
+            error.message = relabel(error.message, true);
+            if (error instanceof ResourceInitError)
+              error.reasons.splice(0, Infinity, ...error.reasons.map((r) => relabel(r, true)));
+          }
+          throw error;
+        }),
     );
   }
 
@@ -386,21 +408,26 @@ export class ProviderServer {
     const response = new provider.CheckResponse().setInputs(request.getNews());
     if (Object.values(news).some(containsUnknown)) return response;
     const config = configurationOf(news);
-    const failures = await (async () => {
+    const failures = await (async (): Promise<{ property: string; reason: string }[]> => {
+      // A settings problem names its setting first (`cloudinfra:<name> …`).
       const problems = settingProblems(config);
-      if (problems.length > 0) return problems;
+      if (problems.length > 0)
+        return problems.map((reason) => ({
+          property: /cloudinfra:(\w+)/.exec(reason)?.[1] ?? "",
+          reason: withCode(reason, "SETTING_INVALID"),
+        }));
       try {
         await verifyCredentials(this.contextOf(config));
         return [];
       } catch (error) {
-        // A refused credential is an error, not a malformed setting: its reason carries its code like any error.
-        return [messageWithCode(error)];
+        // A failed check is an error, not a malformed value: its reason carries its code like any error, and its
+        // property is the setting most likely at fault (`baseUrl` for an API that cannot be reached).
+        const setting = error instanceof ConfigurationError ? error.setting : undefined;
+        return [{ property: setting ?? "", reason: messageWithCode(error) }];
       }
     })();
     return response.setFailuresList(
-      failures.map((reason) =>
-        new provider.CheckFailure().setProperty(/cloudinfra:(\w+)/.exec(reason)?.[1] ?? "").setReason(reason),
-      ),
+      failures.map(({ property, reason }) => new provider.CheckFailure().setProperty(property).setReason(reason)),
     );
   }
 

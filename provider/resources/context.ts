@@ -1,7 +1,16 @@
 import { createHash } from "node:crypto";
 import { ApiError, CloudClient, Pacer, type ClientAuth } from "../client";
 import { stderrProgressLog, type ProgressLog } from "../client/progress";
-import { ConfigurationError, howToSet, settingOrigin, settingsOf, type Configuration, type Settings } from "./settings";
+import { errorCodeOf, type ErrorCodeName } from "../client/error-codes";
+import {
+  ConfigurationError,
+  howToSet,
+  settingOrigin,
+  settingsOf,
+  type Configuration,
+  type SettingName,
+  type Settings,
+} from "./settings";
 
 /**
  * What a handler works with, built by its host once per operation: nothing is read from ambient state, so a handler
@@ -139,6 +148,45 @@ export async function closeClients(): Promise<void> {
   pacers.clear();
 }
 
+/** How long the sign-outs on the way out may take (one request each, in parallel): well within the engine's grace. */
+export const SIGN_OUT_TIMEOUT_MS = 800;
+
+/**
+ * Ends every session this process signed in for (email + password + TOTP; `POST /auth/sign-out`, one attempt each,
+ * all at once, within `timeoutMs`), so that no run leaves one open for its idle timeout. The clients stay usable: a
+ * later call signs in again. Resolves to the number of sessions ended; never rejects.
+ */
+export async function endSessions(timeoutMs = SIGN_OUT_TIMEOUT_MS): Promise<number> {
+  const open = [...clients.values()].filter((c) => c.auth.hasSession);
+  const ended = await Promise.all(open.map((c) => c.endSession(timeoutMs)));
+  return ended.filter(Boolean).length;
+}
+
+const exitSignals = ["SIGINT", "SIGTERM"] as const;
+let onExitSignal: ((signal: NodeJS.Signals) => void) | undefined;
+
+/**
+ * Makes the host process end its sessions when it is told to stop: the engine ends a provider process (plugin or
+ * dynamic-provider host) with SIGINT, then kills it after a short grace, at the end of every run and on Ctrl-C; a CI
+ * system may send SIGTERM. On either, the sessions are signed out ({@link endSessions}, one request within
+ * {@link SIGN_OUT_TIMEOUT_MS}), then the signal takes its usual course (the process ends as it would have). Once per
+ * process; without an open session nothing waits.
+ */
+export function endSessionsOnExitSignals(): void {
+  if (onExitSignal) return;
+  let ending = false;
+  onExitSignal = (signal) => {
+    if (ending) return;
+    ending = true;
+    void endSessions().finally(() => {
+      for (const s of exitSignals) process.removeListener(s, onExitSignal!);
+      // Others listening decide for themselves; alone, the signal's default (the process ends by it) is restored.
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  };
+  for (const s of exitSignals) process.on(s, onExitSignal);
+}
+
 /** What to do when the API refuses these credentials (HTTP 401): where they came from and how to replace them. */
 function authHint(config: Configuration, auth: ClientAuth): (code: string) => string | undefined {
   return (code) => {
@@ -183,22 +231,61 @@ export function verifyCredentials(ctx: HandlerContext, current: Settings = ctx.s
       .then(
         () => undefined,
         (error: unknown) => {
-          const text = error instanceof Error ? error.message : String(error);
-          const refused = error instanceof ApiError && (error.status === 401 || error.status === 403);
-          throw new ConfigurationError(
-            (refused
-              ? `The API refused the cloudinfra credentials: ${text}`
-              : `The cloudinfra credentials could not be checked: ${text}`) +
-              ". (Checked once per run with GET /auth/check; set `cloudinfra:skipCredentialsValidation` to true to " +
-              "preview without network access.)",
-            { cause: error, code: "AUTH_REJECTED" },
-          );
+          throw credentialsCheckFailure(ctx.configuration, current, error);
         },
       );
     found.catch(() => undefined);
     verified.set(key, found);
   }
   return found;
+}
+
+/** The setting that made the credential of `auth`, for messages. */
+function credentialSetting(auth: ClientAuth): SettingName {
+  return "apiKey" in auth ? "apiKey" : "sessionToken" in auth ? "sessionToken" : "password";
+}
+
+/**
+ * Why the credentials check failed, told by the setting most likely at fault, with the code of what happened: an API
+ * that cannot be reached, or answers as something else than the API, is `baseUrl` (a network code: NETWORK_ERROR,
+ * or HTTP_STATUS, INVALID_RESPONSE, NOT_FOUND, SERVER_ERROR); a refused or expired key is `apiKey` (API_KEY_INVALID,
+ * API_KEY_EXPIRED), a refused session token `sessionToken`; a request that timed out is `requestTimeoutMs` as much
+ * as `baseUrl`. The check itself (AUTH_REJECTED) is the code only when what happened has none.
+ */
+export function credentialsCheckFailure(config: Configuration, current: Settings, error: unknown): ConfigurationError {
+  const text = error instanceof Error ? error.message : String(error);
+  const code = (errorCodeOf(error) as ErrorCodeName | undefined) ?? "AUTH_REJECTED";
+  const origin = (name: SettingName) => settingOrigin(config, name);
+  const after =
+    ". (Checked once per run with GET /auth/check; set `cloudinfra:skipCredentialsValidation` to true to preview " +
+    "without network access.)";
+  const api = error instanceof ApiError ? error : undefined;
+  let setting: SettingName;
+  let lead: string;
+  if (api && (api.status === 401 || api.status === 403)) {
+    setting = credentialSetting(current.auth);
+    lead = `The API refused the cloudinfra credentials (${origin(setting)})`;
+  } else if (api && api.status === 0 && /\(UND_ERR_(HEADERS|BODY)_TIMEOUT\)/.test(api.apiMessage)) {
+    setting = "requestTimeoutMs";
+    lead =
+      `The API at ${current.baseUrl} (${origin("baseUrl")}) did not answer within ${current.requestTimeoutMs} ms ` +
+      `(${origin("requestTimeoutMs")}), so the credentials could not be checked`;
+  } else if (api && api.status === 0) {
+    setting = "baseUrl";
+    lead = `The API at ${current.baseUrl} could not be reached: check ${origin("baseUrl")}`;
+  } else if (api && api.status >= 500) {
+    setting = "baseUrl";
+    lead = `The API at ${current.baseUrl} (${origin("baseUrl")}) failed, so the credentials could not be checked`;
+  } else if (api) {
+    setting = "baseUrl";
+    lead =
+      `${current.baseUrl} (${origin("baseUrl")}) does not answer as the cloudinfra API (its base URL ends in the ` +
+      "version, e.g. https://api.example.com/v1)";
+  } else {
+    setting = "baseUrl";
+    lead = `The cloudinfra credentials could not be checked at ${current.baseUrl} (${origin("baseUrl")})`;
+  }
+  return new ConfigurationError(`${lead}: ${text}${after}`, { cause: error, code, setting });
 }
 
 /** A warning about a resource through the host's log (the engine's with the plugin, stderr with dynamic providers). */

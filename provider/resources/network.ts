@@ -127,11 +127,41 @@ const diffSpec = diffSpecOf(NetworkInputs, inputFields, {
   failed: (olds) => (olds.status === "Error" ? "status" : undefined),
 });
 
+/** The prefix lengths a network's block may have. */
+const MIN_NETWORK_PREFIX = 8;
+const MAX_NETWORK_PREFIX = 30;
+
 function crossChecks(known: Partial<NetworkInputs>, failures: CheckFailure[]): void {
   if (!snatRule.holds(known)) failures.push({ property: snatRule.property, reason: snatRule.reason });
+  // The addresses are checked against the block; without one, the API's default block (not documented) decides, so
+  // they could not be checked: the block must be given with them (a stricter rule, docs/guides/property-checks.md).
+  if (known.cidrBlock === undefined) {
+    for (const key of ["dhcpStartAddress", "dhcpEndAddress", "defaultRoute"] as const) {
+      if (known[key] !== undefined) {
+        failures.push({
+          property: key,
+          reason:
+            "needs cidrBlock too: the API's default block is not documented, so an address without a block cannot " +
+            "be checked before the request; set cidrBlock (e.g. 10.0.0.0/24) or remove this address",
+        });
+      }
+    }
+  }
   const parsed = known.cidrBlock ? parseCidr(known.cidrBlock) : null;
   if (parsed && !parsed.ok) failures.push({ property: "cidrBlock", reason: parsed.reason });
   if (!parsed?.ok) return;
+  // Room for a gateway and an address pool (the API refuses /31, /32 and blocks wider than /8; found by the
+  // check-vs-API property test, a stricter rule of docs/guides/property-checks.md as the spec does not show it).
+  const prefix = parsed.block.prefixLength;
+  if (prefix < MIN_NETWORK_PREFIX || prefix > MAX_NETWORK_PREFIX) {
+    failures.push({
+      property: "cidrBlock",
+      reason:
+        `a network's prefix length must be /${MIN_NETWORK_PREFIX} to /${MAX_NETWORK_PREFIX} (room for a gateway ` +
+        `and an address pool), got /${prefix}: e.g. ${known.cidrBlock!.split("/")[0]}/24`,
+    });
+    return;
+  }
   const { firstUsable, lastUsable } = parsed.block;
   for (const key of ["dhcpStartAddress", "dhcpEndAddress", "defaultRoute"] as const) {
     const ip = known[key] ? parseIp(known[key]) : null;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ClientAuth } from "../client";
-import { CodedError } from "../client/error-codes";
+import { CodedError, type ErrorCodeName } from "../client/error-codes";
 
 /**
  * Provider settings: stack config `cloudinfra:<name>`, else the environment variable. This section is the one place
@@ -142,11 +142,22 @@ export function closestSetting(name: string): SettingName | undefined {
 /** A settings problem (SETTING_INVALID), refused credentials (AUTH_REJECTED) or a missing session (SESSION_REQUIRED). */
 export class ConfigurationError extends CodedError {
   override name = "ConfigurationError";
+  /**
+   * The setting most likely at fault, when one can be told (`baseUrl` for an API that cannot be reached, `apiKey` for
+   * a refused key): the property the plugin's CheckConfig names, which the engine prints beside the reason.
+   */
+  readonly setting: SettingName | undefined;
   constructor(
     message: string,
-    options?: { cause?: unknown; code?: "SETTING_INVALID" | "AUTH_REJECTED" | "SESSION_REQUIRED" },
+    options?: {
+      cause?: unknown;
+      /** Default SETTING_INVALID; a failed credentials check carries the code of what happened (NETWORK_ERROR, …). */
+      code?: ErrorCodeName;
+      setting?: SettingName;
+    },
   ) {
     super(options?.code ?? "SETTING_INVALID", message, options);
+    this.setting = options?.setting;
   }
 }
 

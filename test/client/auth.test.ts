@@ -161,3 +161,100 @@ describe("API key and bearer session token", () => {
     expect(String(error.message)).not.toContain(signedIn.token);
   });
 });
+
+describe("sessions are closed, and the sign-in limit is named", () => {
+  const adminUrl = () => h.emulator.baseUrl.replace(/\/v1$/, "/__admin");
+  const openSessions = async (userId: string) => {
+    const response = await fetch(`${adminUrl()}/sessions?userId=${userId}`);
+    return ((await response.json()) as { data: { userId: string }[] }).data;
+  };
+
+  it("endSession signs the session out (POST /auth/sign-out): the emulator lists it no more; a later call signs in again", async () => {
+    const member = h.emulator.bootstrap.users.member;
+    const before = (await openSessions(member.id)).length;
+    const client = passwordClient();
+    await client.check();
+    expect(client.auth.hasSession).toBe(true);
+    expect(await openSessions(member.id)).toHaveLength(before + 1);
+    const since = h.emulator.ctx.requestMark();
+    expect(await client.endSession()).toBe(true);
+    expect(client.auth.signOuts).toBe(1);
+    expect(await openSessions(member.id)).toHaveLength(before);
+    const log = await h.requestLog({ after: String(since) });
+    expect(log.map((e) => `${e.route} ${e.status}`)).toEqual(["signOut 200"]);
+    // Nothing left to end: no request.
+    expect(await client.endSession()).toBe(false);
+    await client.check();
+    expect(client.auth.signIns).toBe(2);
+    expect(await client.endSession()).toBe(true);
+    expect(await openSessions(member.id)).toHaveLength(before);
+  });
+
+  it("an API key has no session to end: nothing is sent", async () => {
+    const client = h.client({ as: "member" });
+    await client.check();
+    const since = h.emulator.ctx.requestMark();
+    expect(await client.endSession()).toBe(false);
+    expect(await h.requestLog({ after: String(since) })).toEqual([]);
+  });
+
+  it("a sign-out the API does not answer gives up at its timeout, with one attempt", async () => {
+    const client = passwordClient("admin");
+    await client.check();
+    const since = h.emulator.ctx.requestMark();
+    const start = h.exchanges.length;
+    const faults = await fetch(`${adminUrl()}/faults`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ spec: "signOut,latency=20s" }),
+    });
+    expect(faults.ok).toBe(true);
+    try {
+      const started = Date.now();
+      expect(await client.endSession(300)).toBe(false);
+      // Bounded by the timeout, far below the 20 s the API would take (the machine is busy: a wide margin).
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await fetch(`${adminUrl()}/faults`, { method: "DELETE" });
+    }
+    const mark = await fetch(`${adminUrl()}/requests?after=${since}&route=signOut`);
+    expect(((await mark.json()) as { data: unknown[] }).data.length).toBeLessThanOrEqual(1);
+    const attempts = h.exchanges.slice(start).filter((e) => e.route === "signOut");
+    expect(attempts.every((e) => e.attempt === 1) && attempts.length <= 1, JSON.stringify(attempts)).toBe(true);
+  });
+});
+
+describe("the sign-in rate limit (15 per 15 minutes per IP, the spec's)", () => {
+  let strict: ClientHarness;
+  beforeAll(async () => {
+    strict = await clientHarness({ strictLimits: true });
+  });
+
+  it("a sign-in refused by its limit fails at once, naming the limit and recommending an API key for CI", async () => {
+    const member = strict.emulator.bootstrap.users.member;
+    // Other runners behind the same address spent the window: 15 sign-ins (wrong passwords count too).
+    for (let i = 0; i < 15; i++) {
+      const r = await fetch(`${strict.emulator.baseUrl}/auth/sign-in/email`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: member.email, password: "Not-the-passw0rd!" }),
+      });
+      expect(r.status).toBe(401);
+    }
+    const client = strict.client({
+      auth: { email: member.email, password: member.password, totpSecret: member.totpSecret },
+    });
+    const since = strict.emulator.ctx.requestMark();
+    const error = (await client.check().catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 429, code: "RATE_LIMIT_EXCEEDED", route: "signIn" });
+    expect(error.message).toContain("rate limit of 15 sign-ins per 15 minutes per IP address");
+    expect(error.message).toContain("Use an API key in CI");
+    expect(error.message).toContain("cloudinfra:apiKey");
+    expect(error.message).not.toContain(member.password);
+    // One request: no retry, no wait for the window.
+    const log = await strict.requestLog({ after: String(since) });
+    expect(log.map((e) => `${e.route} ${e.status}`)).toEqual(["signIn 429"]);
+    expect(strict.exchanges.filter((e) => e.route === "signIn")).toHaveLength(1);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * Messages under failure, as the real CLI shows them, for the dynamic resources and the provider plugin: a create
- * whose job fails (the message names the job and the VM), a check that throws (credentials refused), a read and a
- * delete that fail, and an attachment whose VM was never created under `--continue-on-error`. Each error is printed
+ * whose job fails (the message names the job and the VM), a check that throws (credentials refused), an API that
+ * cannot be reached (told by the setting at fault, `cloudinfra:baseUrl`, the property the plugin's CheckConfig
+ * names, with a network code), a read and a delete that fail, and an attachment whose VM was never created under `--continue-on-error`. Each error is printed
  * once, with its resource, and no output shows a stack frame (the dynamic host printed every thrown error with its
  * stack, under the Stack, before the engine printed its message). A diff that throws cannot be provoked through a
  * program (every kind's diff is a pure comparison); it goes through the same adapter as check, read and delete.
@@ -160,6 +161,26 @@ function lifecycle(host: Host) {
         new RegExp(`cloudinfra: checking \\w+ "${prefix}-\\w+" failed \\(the error is shown with the resource\\)`),
       );
     }
+  });
+
+  it("an API that cannot be reached names cloudinfra:baseUrl and carries NETWORK_ERROR (not requestTimeoutMs, not AUTH_REJECTED)", async () => {
+    const unreachable = "http://127.0.0.1:1/v1";
+    await stack.setConfig("cloudinfra:baseUrl", { value: unreachable });
+    const run = await output(stack.preview({ color: "never" })).finally(() =>
+      stack.setConfig("cloudinfra:baseUrl", { value: world.emulator.baseUrl }),
+    );
+    expect(run.failed).toBe(true);
+    expect(STACK_FRAME.test(run.text), run.text).toBe(false);
+    const said = new RegExp(
+      `The API at ${unreachable.replaceAll(".", "\\.")} could not be reached: check cloudinfra:baseUrl \\(stack config\\): ` +
+        `Network failure \\(ECONNREFUSED\\)[^\\n]* \\[NETWORK_ERROR\\]`,
+    );
+    expect(run.text).toMatch(said);
+    expect(run.text).not.toContain("AUTH_REJECTED");
+    expect(run.text).not.toContain("requestTimeoutMs value");
+    // The plugin's CheckConfig names the property; the engine prints it with its value.
+    if (host === "plugin")
+      expect(run.text).toContain(`property baseUrl value {${unreachable}} has a problem: The API at`);
   });
 
   it("a read that fails (refresh) shows its message once, with the resource", async () => {

@@ -115,7 +115,7 @@ describe("errors of check, read and delete reach the engine as their message, wi
     const deleted = await destroy(options).finally(() => stack.faults(""));
     expect(messages(deleted)).toContain(`Network ${id} cannot be deleted now (status Active)`);
     // Each message the engine shows ends with its code.
-    expect(messages(checked)).toMatch(/The API refused the cloudinfra credentials[^\n]* \[AUTH_REJECTED\]$/m);
+    expect(messages(checked)).toMatch(/The API refused the cloudinfra credentials[^\n]* \[API_KEY_INVALID\]$/m);
     expect(messages(read)).toMatch(/Network store unavailable[^\n]* \[SERVER_ERROR\]$/m);
     expect(messages(deleted)).toMatch(/cannot be deleted now \(status Active\)[^\n]* \[STATE_CONFLICT\]$/m);
     expect(deleted.hostLog).toContain(

@@ -14,6 +14,15 @@ function crossChecks(known: Partial<VirtualMachineInputs>, failures: CheckFailur
       reason: "exactly one interface may have `primary: true` (none marked: the first is primary): unmark the others",
     });
   }
+  // Marked, but none true: the API needs exactly one (found by the check-vs-API property test, which sent it).
+  if (nics.length > 0 && nics.every((n) => n.primary === false)) {
+    failures.push({
+      property: "networkInterfaces",
+      reason:
+        "exactly one interface must have `primary: true`, and every one says false: mark one, or leave `primary` out " +
+        "(the first is then primary)",
+    });
+  }
   const seen = new Set<string>();
   nics.forEach((nic, i) => {
     if (seen.has(nic.networkId)) {
