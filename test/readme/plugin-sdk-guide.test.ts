@@ -11,10 +11,10 @@ import { codeBlocks, typeCheckBlocks } from "./blocks";
 
 const root = path.resolve(__dirname, "../..");
 const guide = fs.readFileSync(path.join(root, "docs", "guides", "plugin-sdk.md"), "utf8");
-const readJson = (file: string) => JSON.parse(fs.readFileSync(path.join(root, file), "utf8")) as Record<string, never>;
-const main = readJson("package.json") as { name: string; version: string; scripts: Record<string, string> };
-const sdk = readJson("sdk/plugin/package.json") as { name: string };
-const schema = readJson("provider/plugin/schema.json") as { language: { nodejs: { packageName: string } } };
+const readJson = <T>(file: string) => JSON.parse(fs.readFileSync(path.join(root, file), "utf8")) as T;
+const main = readJson<{ name: string; version: string; scripts: Record<string, string> }>("package.json");
+const sdk = readJson<{ name: string }>("sdk/plugin/package.json");
+const schema = readJson<{ language: { nodejs: { packageName: string } } }>("provider/plugin/schema.json");
 
 describe("docs/guides/plugin-sdk.md", () => {
   it("every TypeScript block type-checks against the SDK", () => {
