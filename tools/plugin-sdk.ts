@@ -27,7 +27,6 @@ const builtDirectories = new Set(["bin", "node_modules"]);
 interface Manifest {
   name: string;
   version: string;
-  description?: string;
   keywords?: string[];
   license?: string;
   repository?: unknown;
