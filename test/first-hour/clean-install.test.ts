@@ -12,6 +12,8 @@ import { describe, expect, it } from "vitest";
 
 const root = path.resolve(__dirname, "../..");
 const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as {
+  version: string;
+  dependencies: Record<string, string>;
   workspaces: string[];
   allowScripts: Record<string, boolean>;
 };
@@ -33,7 +35,7 @@ describe("a clean install of the repository", () => {
     expect(JSON.parse(listed.stdout)).toEqual({ allowScripts: [] });
   });
 
-  it("the workspaces are in the lockfile, linked: `npm ci` installs each as a link to its folder", () => {
+  it("the workspaces are in the lockfile, linked: `npm ci` installs each as a link to its folder, at the package's version", () => {
     const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")) as {
       packages: Record<string, { name?: string; resolved?: string; link?: boolean }>;
     };
@@ -41,6 +43,9 @@ describe("a clean install of the repository", () => {
     for (const folder of pkg.workspaces) {
       const { name } = JSON.parse(fs.readFileSync(path.join(root, folder, "package.json"), "utf8")) as { name: string };
       expect(lock.packages[`node_modules/${name}`]).toEqual({ resolved: folder, link: true });
+      // The main package depends on each at its own version (a workspace at another version would be looked up in the
+      // registry); sdk/plugin's package.json takes the main package's version (the gen-sdk suite checks it).
+      expect(pkg.dependencies[name], name).toBe(pkg.version);
       expect(fs.realpathSync(path.join(root, "node_modules", name))).toBe(fs.realpathSync(path.join(root, folder)));
     }
   });
