@@ -13,7 +13,7 @@ export default defineConfig({
       // The plugin's generated SDK loads its modules lazily with require(): the build's output (npm test builds first).
       {
         find: /^@cloudinfra\/pulumi\/plugin$/,
-        replacement: fileURLToPath(new URL("./dist/sdk/plugin/index.js", import.meta.url)),
+        replacement: fileURLToPath(new URL("./dist/sdk/plugin-sdk.js", import.meta.url)),
       },
     ],
   },

@@ -101,6 +101,15 @@ export function prepareProject(
   fs.copyFileSync(path.join(root, "package.json"), path.join(self, "package.json"));
   if (copy) fs.cpSync(path.join(root, "dist"), path.join(self, "dist"), { recursive: true });
   else fs.symlinkSync(path.join(root, "dist"), path.join(self, "dist"), "dir");
+  // The repository's other packages in the scope (its workspaces, e.g. @cloudinfra/pulumi-plugin), linked or copied
+  // alike: a copied SDK must load the copied @pulumi/pulumi, the one the program's resources register with.
+  for (const entry of fs.readdirSync(path.join(installed, scope!))) {
+    const workspace = fs.realpathSync(path.join(installed, scope!, entry));
+    const to = path.join(modules, scope!, entry);
+    if (to === self) continue;
+    if (copy) fs.cpSync(workspace, to, { recursive: true, filter: (file) => path.basename(file) !== "node_modules" });
+    else fs.symlinkSync(workspace, to, "dir");
+  }
   return dir;
 }
 

@@ -1,6 +1,7 @@
 /**
- * `pulumi package gen-sdk` on the plugin's schema, with the real CLI: the TypeScript SDK it generates is the one the
- * package ships as `@cloudinfra/pulumi/plugin` (the committed copy must be what gen-sdk makes now), and it manages
+ * `pulumi package gen-sdk` on the plugin's schema, with the real CLI: the TypeScript SDK it generates is the package
+ * `@cloudinfra/pulumi-plugin` (the workspace sdk/plugin, re-exported as `@cloudinfra/pulumi/plugin`; the committed copy,
+ * package.json included, must be what gen-sdk makes now), and it manages
  * resources through the plugin (checked against the emulator); the Python and Go SDKs are generated (running them
  * needs those languages' own hosts).
  */
@@ -33,7 +34,7 @@ describeCli("pulumi package gen-sdk on the plugin's schema", () => {
     expect(network).toContain('"cloudinfra:index:Network"');
   });
 
-  it("the shipped @cloudinfra/pulumi/plugin is what gen-sdk makes of the schema now (npm run plugin-sdk)", () => {
+  it("the shipped @cloudinfra/pulumi-plugin is what gen-sdk makes of the schema now (npm run plugin-sdk)", () => {
     const committed = filesUnder(pluginSdkDirectory());
     const generated = pluginSdkFiles(world.work);
     expect([...committed.keys()].sort()).toEqual([...generated.keys()].sort());

@@ -76,8 +76,13 @@ describeCli("the package directory as a plugin source of `pulumi package`", () =
   beforeAll(() => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-package-dir-"));
     // The package as a user installs it: its npm tarball in a project, with the @pulumi/pulumi this repository uses.
-    const packed = execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, encoding: "utf8" });
-    const tarball = path.join(work, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+    // The package and its plugin SDK (@cloudinfra/pulumi-plugin, which @cloudinfra/pulumi/plugin re-exports).
+    const packed = execFileSync(
+      "npm",
+      ["pack", "--workspaces", "--include-workspace-root", "--json", "--pack-destination", work],
+      { cwd: root, encoding: "utf8" },
+    );
+    const tarballs = (JSON.parse(packed) as { filename: string }[]).map((p) => path.join(work, p.filename));
     const project = path.join(work, "project");
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "installed", dependencies: {} }));
@@ -89,7 +94,7 @@ describeCli("the package directory as a plugin source of `pulumi package`", () =
         "--no-audit",
         "--no-fund",
         "--loglevel=error",
-        tarball,
+        ...tarballs,
         `@pulumi/pulumi@${pulumiVersion}`,
       ],
       { cwd: project, stdio: ["ignore", "pipe", "pipe"] },

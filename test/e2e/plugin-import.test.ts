@@ -99,11 +99,10 @@ describeCli("the provider plugin: import, get, explicit providers, progress (rea
     expect(code).toContain('name: "imp-net"');
     // The VM's interface as its input declares it (the API's NIC also has an id and an address), on the imported network.
     expect(code).toMatch(/networkInterfaces: \[\{\s*networkId: net\.id,\s*primary: true,?\s*\}\]/);
-    // This project has only the installed package (no `pulumi package add`, see test/e2e/package-dir.test.ts): the
-    // README's one-line change to its bundled SDK makes it the program, which type-checks.
-    const bundled = code.replace('from "@cloudinfra/pulumi-plugin";', 'from "@cloudinfra/pulumi/plugin";');
+    // The project has the packages installed (@cloudinfra/pulumi-plugin beside @cloudinfra/pulumi; from their
+    // tarballs in test/e2e/plugin-sdk-package.test.ts): the code, unchanged, is the program, and type-checks.
     const dir = stack.workspace.workDir;
-    fs.writeFileSync(path.join(dir, "index.ts"), bundled);
+    fs.writeFileSync(path.join(dir, "index.ts"), code);
     typeCheck(dir, "index.ts");
 
     await stack.preview({ color: "never", expectNoChanges: true });

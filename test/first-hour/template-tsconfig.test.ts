@@ -83,12 +83,17 @@ function version(pkg: string): string {
 }
 
 let dir: string;
-let tarball: string;
+let tarballs: string[];
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-template-"));
-  const packed = execFileSync("npm", ["pack", "--json", "--pack-destination", dir], { cwd: root, encoding: "utf8" });
-  tarball = path.join(dir, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+  // The package and its plugin SDK (@cloudinfra/pulumi-plugin, which @cloudinfra/pulumi/plugin re-exports).
+  const packed = execFileSync(
+    "npm",
+    ["pack", "--workspaces", "--include-workspace-root", "--json", "--pack-destination", dir],
+    { cwd: root, encoding: "utf8" },
+  );
+  tarballs = (JSON.parse(packed) as { filename: string }[]).map((p) => path.join(dir, p.filename));
   const project = path.join(dir, "project");
   fs.mkdirSync(project);
   fs.writeFileSync(
@@ -106,7 +111,7 @@ beforeAll(() => {
       "--no-audit",
       "--no-fund",
       "--loglevel=error",
-      tarball,
+      ...tarballs,
       `@pulumi/pulumi@${version("@pulumi/pulumi")}`,
       `@types/node@${version("@types/node")}`,
     ],
@@ -133,7 +138,8 @@ describe("a Pulumi project with the template's tsconfig", () => {
     // The program's declarations were really loaded from the installed tarball, and none of zod's.
     const files = output.split("\n").filter((l) => l.includes("node_modules/"));
     expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi/dist/sdk/index.d.ts"))).toBe(true);
-    expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi/dist/sdk/plugin/index.d.ts"))).toBe(true);
+    expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi/dist/sdk/plugin-sdk.d.ts"))).toBe(true);
+    expect(files.some((f) => f.includes("node_modules/@cloudinfra/pulumi-plugin/bin/index.d.ts"))).toBe(true);
     expect(files.filter((f) => f.includes("node_modules/zod/"))).toEqual([]);
   });
 
