@@ -48,7 +48,8 @@ function recorder(): { onEvent: (event: EngineEvent) => void; ops: Record<string
     ops,
     onEvent(event) {
       const meta = event.resOutputsEvent?.metadata;
-      if (meta === undefined || meta.type === "pulumi:pulumi:Stack" || meta.type.startsWith("pulumi:providers:")) return;
+      if (meta === undefined || meta.type === "pulumi:pulumi:Stack" || meta.type.startsWith("pulumi:providers:"))
+        return;
       ops[meta.urn.split("::").pop()!] = meta.op;
     },
   };
@@ -76,7 +77,12 @@ describeCli("examples/go through the real CLI and this repository's pulumi-langu
     out = Object.fromEntries(Object.entries(created.outputs).map(([k, v]) => [k, v.value]));
 
     const network = await world.api.getNetwork({ params: { id: out.networkId as string } });
-    expect(network).toMatchObject({ name: "gx-net", status: "Active", gateway: out.gateway, cidrBlock: "10.20.0.0/24" });
+    expect(network).toMatchObject({
+      name: "gx-net",
+      status: "Active",
+      gateway: out.gateway,
+      cidrBlock: "10.20.0.0/24",
+    });
     const vm = await world.api.getVm({ params: { id: out.vmId as string } });
     expect(vm).toMatchObject({ status: "Running", virtualMachine: { name: "gx-vm" } });
     expect(out.vmStatus).toBe("Running");
@@ -150,87 +156,96 @@ describeCli("examples/go through the real CLI and this repository's pulumi-langu
 });
 
 describeCli("templates/go through `pulumi new`, up and destroy", () => {
-  it("pulumi new templates/go --yes with the settings on the command line, then up and destroy", async () => {
-    const dir = path.join(fs.mkdtempSync(path.join(world.work, "new-")), "my-infra");
-    fs.mkdirSync(dir);
-    const backend = path.join(world.work, "new-backend");
-    // The Go SDK as `go mod tidy` downloads it once this repository tags sdk/go/v<version>: from a module proxy
-    // (a directory of this run, first in GOPROXY; the checksum database does not know an untagged module).
-    const proxy = goSdkProxy(fs.mkdtempSync(path.join(world.work, "goproxy-")), root);
-    // Its own module cache, so that the SDK is downloaded from that proxy each run (the machine's cache, a proxy too,
-    // serves the other modules without the network).
-    const machineModules = goRun(root, ["env", "GOMODCACHE"]).trim();
-    // The plugin as the template's README installs it (`npm install --global @cloudinfra/pulumi`): the package's
-    // `pulumi-resource-cloudinfra` on PATH, where the CLI finds it (ambient plugins allowed for this project).
-    const bin = fs.mkdtempSync(path.join(world.work, "bin-"));
-    fs.symlinkSync(path.join(root, "pulumi-resource-cloudinfra"), path.join(bin, "pulumi-resource-cloudinfra"));
-    const env = {
-      ...process.env,
-      ...cliEnvironment(backend, dir),
-      PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
-      PULUMI_IGNORE_AMBIENT_PLUGINS: "false",
-      GOPROXY: `file://${proxy},file://${machineModules}/cache/download,${process.env.GOPROXY ?? "https://proxy.golang.org"}`,
-      GONOSUMDB: "github.com/cloudinfra",
-      GOMODCACHE: path.join(world.work, "go-modules"),
-      GOFLAGS: `${process.env.GOFLAGS ?? ""} -modcacherw`.trim(),
-      GOCACHE: goBuildCache(),
-    };
-    // Asynchronous: the emulator answers the plugin from this process.
-    const pulumi = async (args: string[]) => {
-      const { status, output } = await new Promise<{ status: number | null; output: string }>((resolve) => {
-        let text = `$ pulumi ${args.join(" ")}\n`;
-        const child = spawn("pulumi", args, { cwd: dir, env });
-        child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        child.on("error", (error) => resolve({ status: -1, output: `${text}${String(error)}` }));
-        child.on("close", (code) => resolve({ status: code, output: text }));
-      });
-      expect(status, output).toBe(0);
-      expect(output, "no stack frame in what the CLI printed").not.toMatch(STACK_FRAME);
-      return output;
-    };
+  it(
+    "pulumi new templates/go --yes with the settings on the command line, then up and destroy",
+    async () => {
+      const dir = path.join(fs.mkdtempSync(path.join(world.work, "new-")), "my-infra");
+      fs.mkdirSync(dir);
+      const backend = path.join(world.work, "new-backend");
+      // The Go SDK as `go mod tidy` downloads it once this repository tags sdk/go/v<version>: from a module proxy
+      // (a directory of this run, first in GOPROXY; the checksum database does not know an untagged module).
+      const proxy = goSdkProxy(fs.mkdtempSync(path.join(world.work, "goproxy-")), root);
+      // Its own module cache, so that the SDK is downloaded from that proxy each run (the machine's cache, a proxy too,
+      // serves the other modules without the network).
+      const machineModules = goRun(root, ["env", "GOMODCACHE"]).trim();
+      // The plugin as the template's README installs it (`npm install --global @cloudinfra/pulumi`): the package's
+      // `pulumi-resource-cloudinfra` on PATH, where the CLI finds it (ambient plugins allowed for this project).
+      const bin = fs.mkdtempSync(path.join(world.work, "bin-"));
+      fs.symlinkSync(path.join(root, "pulumi-resource-cloudinfra"), path.join(bin, "pulumi-resource-cloudinfra"));
+      const env = {
+        ...process.env,
+        ...cliEnvironment(backend, dir),
+        PATH: `${bin}${path.delimiter}${process.env.PATH ?? ""}`,
+        PULUMI_IGNORE_AMBIENT_PLUGINS: "false",
+        GOPROXY: `file://${proxy},file://${machineModules}/cache/download,${process.env.GOPROXY ?? "https://proxy.golang.org"}`,
+        GONOSUMDB: "github.com/cloudinfra",
+        GOMODCACHE: path.join(world.work, "go-modules"),
+        GOFLAGS: `${process.env.GOFLAGS ?? ""} -modcacherw`.trim(),
+        GOCACHE: goBuildCache(),
+      };
+      // Asynchronous: the emulator answers the plugin from this process.
+      const pulumi = async (args: string[]) => {
+        const { status, output } = await new Promise<{ status: number | null; output: string }>((resolve) => {
+          let text = `$ pulumi ${args.join(" ")}\n`;
+          const child = spawn("pulumi", args, { cwd: dir, env });
+          child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
+          child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
+          child.on("error", (error) => resolve({ status: -1, output: `${text}${String(error)}` }));
+          child.on("close", (code) => resolve({ status: code, output: text }));
+        });
+        expect(status, output).toBe(0);
+        expect(output, "no stack frame in what the CLI printed").not.toMatch(STACK_FRAME);
+        return output;
+      };
 
-    const apiKey = world.emulator.bootstrap.users.admin.apiKey;
-    await pulumi([
-      "new",
-      path.join(root, "templates", "go"),
-      "--yes",
-      "--stack",
-      "dev",
-      "--config",
-      `cloudinfra:baseUrl=${world.emulator.baseUrl}`,
-      "--config",
-      `cloudinfra:apiKey=${apiKey}`,
-      "--config",
-      `datacenterId=${fra!.id}`,
-      "--config",
-      "cloudinfra:pollIntervalMs=20",
-    ]);
-    // What pulumi new wrote: the program, go.mod naming the project, go.sum from `go mod tidy` (our host's
-    // InstallDependencies) with the SDK's hash, and the settings. (Pulumi saves a --config value as given, secret in
-    // the template or not: the README says to set the key with `pulumi config set --secret`.)
-    expect(fs.readFileSync(path.join(dir, "go.mod"), "utf8")).toMatch(/^module my-infra$/m);
-    expect(fs.readFileSync(path.join(dir, "go.sum"), "utf8")).toContain("github.com/cloudinfra/pulumi-cloudinfra/sdk/go v");
-    expect(fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8")).toContain(`my-infra:datacenterId: ${fra!.id}`);
+      const apiKey = world.emulator.bootstrap.users.admin.apiKey;
+      await pulumi([
+        "new",
+        path.join(root, "templates", "go"),
+        "--yes",
+        "--stack",
+        "dev",
+        "--config",
+        `cloudinfra:baseUrl=${world.emulator.baseUrl}`,
+        "--config",
+        `cloudinfra:apiKey=${apiKey}`,
+        "--config",
+        `datacenterId=${fra!.id}`,
+        "--config",
+        "cloudinfra:pollIntervalMs=20",
+      ]);
+      // What pulumi new wrote: the program, go.mod naming the project, go.sum from `go mod tidy` (our host's
+      // InstallDependencies) with the SDK's hash, and the settings. (Pulumi saves a --config value as given, secret in
+      // the template or not: the README says to set the key with `pulumi config set --secret`.)
+      expect(fs.readFileSync(path.join(dir, "go.mod"), "utf8")).toMatch(/^module my-infra$/m);
+      expect(fs.readFileSync(path.join(dir, "go.sum"), "utf8")).toContain(
+        "github.com/cloudinfra/pulumi-cloudinfra/sdk/go v",
+      );
+      expect(fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8")).toContain(`my-infra:datacenterId: ${fra!.id}`);
 
-    await pulumi(["up", "--yes", "--color", "never"]);
-    const outputs = JSON.parse((await pulumi(["stack", "output", "--json"])).replace(/^\$.*\n/, "")) as Record<string, string>;
-    const network = await world.api.getNetwork({ params: { id: outputs.networkId! } });
-    expect(network).toMatchObject({ name: "my-infra-net", datacenterId: fra!.id });
-    const vm = await world.api.getVm({ params: { id: outputs.vmId! } });
-    expect(vm).toMatchObject({ status: "Running", virtualMachine: { name: "my-infra-vm" } });
-    expect(vm.virtualMachine.networkInterfaces?.map((n) => n.networkId)).toEqual([network.id]);
-    await pulumi(["preview", "--expect-no-changes", "--color", "never"]);
-    // The provider's settings in the state: the key only as a secret (the schema marks it one).
-    expect(await pulumi(["stack", "export"])).not.toContain(apiKey);
+      await pulumi(["up", "--yes", "--color", "never"]);
+      const outputs = JSON.parse((await pulumi(["stack", "output", "--json"])).replace(/^\$.*\n/, "")) as Record<
+        string,
+        string
+      >;
+      const network = await world.api.getNetwork({ params: { id: outputs.networkId! } });
+      expect(network).toMatchObject({ name: "my-infra-net", datacenterId: fra!.id });
+      const vm = await world.api.getVm({ params: { id: outputs.vmId! } });
+      expect(vm).toMatchObject({ status: "Running", virtualMachine: { name: "my-infra-vm" } });
+      expect(vm.virtualMachine.networkInterfaces?.map((n) => n.networkId)).toEqual([network.id]);
+      await pulumi(["preview", "--expect-no-changes", "--color", "never"]);
+      // The provider's settings in the state: the key only as a secret (the schema marks it one).
+      expect(await pulumi(["stack", "export"])).not.toContain(apiKey);
 
-    await pulumi(["destroy", "--yes", "--color", "never"]);
-    expect(await gone(() => world.api.getNetwork({ params: { id: outputs.networkId! } }))).toBe(true);
-    expect(await gone(() => world.api.getVm({ params: { id: outputs.vmId! } }))).toBe(true);
-    await pulumi(["stack", "rm", "--yes", "dev"]);
-    // The build of the new project takes the SDK from the module cache, not from sdk/go: Go may compile it anew, which
-    // with a cold cache takes as long as the first build (GO_CACHE_TIMEOUT).
-  }, GO_CACHE_TIMEOUT);
+      await pulumi(["destroy", "--yes", "--color", "never"]);
+      expect(await gone(() => world.api.getNetwork({ params: { id: outputs.networkId! } }))).toBe(true);
+      expect(await gone(() => world.api.getVm({ params: { id: outputs.vmId! } }))).toBe(true);
+      await pulumi(["stack", "rm", "--yes", "dev"]);
+      // The build of the new project takes the SDK from the module cache, not from sdk/go: Go may compile it anew, which
+      // with a cold cache takes as long as the first build (GO_CACHE_TIMEOUT).
+    },
+    GO_CACHE_TIMEOUT,
+  );
 
   it("templates/go requires the Go SDK at this package's version", () => {
     const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };

@@ -28,7 +28,10 @@ describeCli("sdk/go, the Go SDK of the plugin's schema", () => {
     const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string };
     const plugin = JSON.parse(fs.readFileSync(path.join(goSdkDirectory(), "cloudinfra", "pulumi-plugin.json"), "utf8"));
     expect(plugin).toEqual({ resource: true, name: "cloudinfra", version });
-    const utilities = fs.readFileSync(path.join(goSdkDirectory(), "cloudinfra", "internal", "pulumiUtilities.go"), "utf8");
+    const utilities = fs.readFileSync(
+      path.join(goSdkDirectory(), "cloudinfra", "internal", "pulumiUtilities.go"),
+      "utf8",
+    );
     expect(utilities).toContain(`version := semver.MustParse("${version}")`);
   });
 });
