@@ -223,13 +223,17 @@ describeCli("templates/go through `pulumi new`, up and destroy", () => {
       );
       expect(fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8")).toContain(`my-infra:datacenterId: ${fra!.id}`);
 
+      // The README's next step: the key again, encrypted (a --config value is saved as given).
+      await pulumi(["config", "set", "--secret", "cloudinfra:apiKey", apiKey]);
+      expect(fs.readFileSync(path.join(dir, "Pulumi.dev.yaml"), "utf8")).not.toContain(apiKey);
+
       await pulumi(["up", "--yes", "--color", "never"]);
       const outputs = JSON.parse((await pulumi(["stack", "output", "--json"])).replace(/^\$.*\n/, "")) as Record<
         string,
         string
       >;
       const network = await world.api.getNetwork({ params: { id: outputs.networkId! } });
-      expect(network).toMatchObject({ name: "my-infra-net", datacenterId: fra!.id });
+      expect(network).toMatchObject({ name: "my-infra-net", status: "Active" });
       const vm = await world.api.getVm({ params: { id: outputs.vmId! } });
       expect(vm).toMatchObject({ status: "Running", virtualMachine: { name: "my-infra-vm" } });
       expect(vm.virtualMachine.networkInterfaces?.map((n) => n.networkId)).toEqual([network.id]);
