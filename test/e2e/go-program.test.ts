@@ -7,7 +7,8 @@
  * fails with the compiler's message; and templates/go through `pulumi new`, up and destroy.
  *
  * The Go builds come from the build cache that `npm run go-cache` prepares (.ci/run runs it before the tests; the
- * `beforeAll` below runs it too, a no-op when the cache is warm), so no test's timeout covers a cold compile.
+ * `beforeAll` below runs it too, seconds when the cache is warm), so no test's timeout covers a cold compile, except the
+ * test of the project `pulumi new` makes (it takes the SDK from the module cache): that one has the hook's timeout.
  */
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -41,7 +42,7 @@ function goProject(world: CliWorld, source: string): string {
   return dir;
 }
 
-/** What each resource did in a run, by name (`create`, `update`, `refresh`, ...). */
+/** What each resource did in a run, by name: `create`, `update`, `same`, `delete` (refresh reports these too). */
 function recorder(): { onEvent: (event: EngineEvent) => void; ops: Record<string, string> } {
   const ops: Record<string, string> = {};
   return {
