@@ -1,14 +1,17 @@
 /**
- * `npm run plugin-sdk`: the TypeScript SDK of the provider plugin, the package `@cloudinfra/pulumi-plugin` (the npm
- * workspace `sdk/plugin`, re-exported as `@cloudinfra/pulumi/plugin`), made by `pulumi package gen-sdk` from
- * provider/plugin/schema.json with the real CLI, as every Pulumi provider makes its SDK. It is committed (so the
- * package builds without the CLI) and never edited by hand: the gen-sdk suite regenerates it and fails when the
- * committed copy differs. Run after `npm run schema` whenever the schema changes.
+ * `npm run plugin-sdk`: the SDKs of the provider plugin made by `pulumi package gen-sdk` from
+ * provider/plugin/schema.json with the real CLI, as every Pulumi provider makes its SDKs: the TypeScript one, the
+ * package `@cloudinfra/pulumi-plugin` (the npm workspace `sdk/plugin`, re-exported as `@cloudinfra/pulumi/plugin`),
+ * and the Go module `sdk/go` (the schema's `language.go.modulePath`, with its go.mod and go.sum). They are committed
+ * (the package builds without the CLI; a Go user gets the module from this repository) and never edited by hand: the
+ * gen-sdk and go-sdk suites regenerate them and fail when the committed copy differs. Run after `npm run schema`
+ * whenever the schema changes.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { goRun } from "./go";
 import { repositoryRoot, usePulumiCli } from "./pulumi-cli";
 
 /** Where the committed SDK lives. */
@@ -92,6 +95,42 @@ export function pluginSdkFiles(work: string, root: string = repositoryRoot()): M
   return files;
 }
 
+/** Where the committed Go SDK (a Go module) lives. */
+export const goSdkDirectory = (root: string = repositoryRoot()) => path.join(root, "sdk", "go");
+
+/** The Go module path the schema gives the Go SDK (`language.go.modulePath`). */
+export function goModulePath(root: string = repositoryRoot()): string {
+  const schema = JSON.parse(fs.readFileSync(path.join(root, "provider", "plugin", "schema.json"), "utf8")) as {
+    language?: { go?: { modulePath?: string } };
+  };
+  const modulePath = schema.language?.go?.modulePath;
+  if (modulePath === undefined) throw new Error("provider/plugin/schema.json has no language.go.modulePath");
+  return modulePath;
+}
+
+/** The version of github.com/pulumi/pulumi/sdk/v3 that cli/go.mod pins: the CLI's, which the Go SDK requires. */
+export function pulumiGoSdkVersion(root: string = repositoryRoot()): string {
+  const goMod = fs.readFileSync(path.join(root, "cli", "go.mod"), "utf8");
+  const version = /github\.com\/pulumi\/pulumi\/sdk\/v3 (v\S+)/.exec(goMod)?.[1];
+  if (version === undefined) throw new Error("cli/go.mod pins no github.com/pulumi/pulumi/sdk/v3");
+  return version;
+}
+
+/**
+ * The files of `sdk/go` as they are made now (relative path → content): gen-sdk's Go SDK, and a go.mod of the
+ * schema's module path requiring the Pulumi Go SDK of the CLI's version, completed with its go.sum by `go mod tidy`
+ * (modules from GOPROXY, as the environment says).
+ */
+export function goSdkFiles(work: string, root: string = repositoryRoot()): Map<string, string> {
+  const dir = genSdk("go", work, root);
+  fs.writeFileSync(
+    path.join(dir, "go.mod"),
+    `module ${goModulePath(root)}\n\ngo 1.25\n\nrequire github.com/pulumi/pulumi/sdk/v3 ${pulumiGoSdkVersion(root)}\n`,
+  );
+  goRun(dir, ["mod", "tidy"]);
+  return filesUnder(dir);
+}
+
 /** The files under `dir` (relative path → content), without what a build or an install writes there. */
 export function filesUnder(dir: string): Map<string, string> {
   const files = new Map<string, string>();
@@ -122,6 +161,14 @@ function main(): void {
       fs.writeFileSync(path.join(target, relative), content);
     }
     process.stdout.write(`wrote ${path.relative(root, target)} (${files.size} files)\n`);
+    const goFiles = goSdkFiles(work, root);
+    const goTarget = goSdkDirectory(root);
+    fs.rmSync(goTarget, { recursive: true, force: true });
+    for (const [relative, content] of goFiles) {
+      fs.mkdirSync(path.dirname(path.join(goTarget, relative)), { recursive: true });
+      fs.writeFileSync(path.join(goTarget, relative), content);
+    }
+    process.stdout.write(`wrote ${path.relative(root, goTarget)} (${goFiles.size} files)\n`);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -36,6 +36,9 @@ type JsonSchema = Record<string, unknown> & {
   const?: unknown;
   enum?: unknown[];
 };
+/** The Go module of the generated Go SDK (sdk/go): where a Go user `go get`s it from this repository. */
+export const GO_MODULE = "github.com/cloudinfra/pulumi-cloudinfra/sdk/go";
+
 /** A type of the Pulumi package schema (`type`, `items`, `$ref`, ...). */
 export type SchemaType = Record<string, unknown>;
 /** A property of the Pulumi package schema: its type, description and flags. */
@@ -366,7 +369,17 @@ export function buildSchema(root: string, version: string): Record<string, unkno
     // The npm name `pulumi package add` installs the generated SDK under, and the one `pulumi import` code imports
     // (Pulumi's Node.js codegen uses this one name for both). The package bundles the same SDK at the subpath
     // @cloudinfra/pulumi/plugin (sdk/plugin), which npm refuses as a package name.
-    language: { nodejs: { packageName: "@cloudinfra/pulumi-plugin" } },
+    // Go: the SDK is the module sdk/go of this repository (`npm run plugin-sdk`), imported as
+    // github.com/cloudinfra/pulumi-cloudinfra/sdk/go/cloudinfra; its resources ask the engine for the plugin of the
+    // schema's version (respectSchemaVersion), not a version guessed from the import path.
+    language: {
+      nodejs: { packageName: "@cloudinfra/pulumi-plugin" },
+      go: {
+        importBasePath: `${GO_MODULE}/cloudinfra`,
+        modulePath: GO_MODULE,
+        respectSchemaVersion: true,
+      },
+    },
   };
 }
 

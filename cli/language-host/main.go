@@ -6,8 +6,8 @@
 // For Node.js it runs programs, plugins and policy packs the way Pulumi's own host does (through the entry points
 // of the @pulumi/pulumi installed in the project: cmd/run, cmd/run-plugin, cmd/run-policy-pack), installs
 // dependencies with npm, and generates code (SDKs from a schema, programs for `pulumi import`) with Pulumi's own
-// code generators. For Python and Go it only generates code: running programs in those languages needs their real
-// hosts.
+// code generators. For Go it builds programs with the machine's Go and runs them (golang.go), as Pulumi's Go host does.
+// For Python it only generates code: running Python programs needs Pulumi's own Python host.
 package main
 
 import (
@@ -92,7 +92,7 @@ func (h *host) nodeOnly(what string) error {
 		return nil
 	}
 	return status.Errorf(codes.Unimplemented,
-		"this build's pulumi-language-%s only generates code; %s needs Pulumi's own %s language host",
+		"this build's pulumi-language-%s does not do %s; that needs Pulumi's own %s language host",
 		h.language, what, h.language)
 }
 
@@ -174,6 +174,9 @@ func typescriptEnv(options map[string]any) []string {
 }
 
 func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.RunResponse, error) {
+	if h.language == "go" {
+		return h.runGo(ctx, req)
+	}
 	if err := h.nodeOnly("running a program"); err != nil {
 		return nil, err
 	}
@@ -332,8 +335,10 @@ func policyEnv(stack *pulumirpc.AnalyzerStackConfigureRequest) []string {
 func (h *host) InstallDependencies(
 	req *pulumirpc.InstallDependenciesRequest, server pulumirpc.LanguageRuntime_InstallDependenciesServer,
 ) error {
-	if err := h.nodeOnly("installing dependencies"); err != nil {
-		return err
+	if h.language != "go" {
+		if err := h.nodeOnly("installing dependencies"); err != nil {
+			return err
+		}
 	}
 	closer, stdout, stderr, err := rpcutil.MakeInstallDependenciesStreams(server, req.GetIsTerminal())
 	if err != nil {
@@ -341,6 +346,12 @@ func (h *host) InstallDependencies(
 	}
 	defer closer.Close()
 	dir := req.GetInfo().GetProgramDirectory()
+	if h.language == "go" {
+		if err := installGo(server.Context(), dir, stdout, stderr); err != nil {
+			return err
+		}
+		return closer.Close()
+	}
 	// A plugin (`pulumi package add <directory>`, get-schema, gen-sdk) needs only what it runs with. When each of its
 	// dependencies resolves from its directory as Node.js resolves it (its own node_modules or one above: the
 	// project's, for a package installed there, or the checkout's), there is nothing to install; `npm install` inside
@@ -415,6 +426,9 @@ func resolvable(dir, name string) bool {
 }
 
 func (h *host) About(context.Context, *pulumirpc.AboutRequest) (*pulumirpc.AboutResponse, error) {
+	if h.language == "go" {
+		return aboutGo()
+	}
 	if h.language != "nodejs" {
 		return &pulumirpc.AboutResponse{}, nil
 	}

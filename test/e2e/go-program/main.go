@@ -1,10 +1,10 @@
-// A Pulumi program in Go against the SDK that `pulumi package gen-sdk --language go` makes of the plugin's schema
-// (test/e2e/lookups-yaml.test.ts copies both next to this module's go.mod and builds them): the lookups, a list with
-// filters and getCaller, in their plain and Output forms, feeding a VM. Compiled, not run: no Go language host here.
+// A Pulumi program in Go against this repository's Go SDK (sdk/go, what `pulumi package gen-sdk --language go` makes of
+// the plugin's schema): the lookups, a list with filters and getCaller, in their plain and Output forms, feeding a VM.
+// test/e2e/lookups-yaml.test.ts builds it (examples/go is the program the Go suite runs).
 package main
 
 import (
-	"example.com/pulumi-cloudinfra/sdk/go/cloudinfra"
+	"github.com/cloudinfra/pulumi-cloudinfra/sdk/go/cloudinfra"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 

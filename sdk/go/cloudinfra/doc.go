@@ -1,0 +1,2 @@
+// Pulumi provider for the Cloud Infrastructure Management API
+package cloudinfra
