@@ -1,5 +1,5 @@
 import { ApiError } from "./errors";
-import { Gatherer, type GatherOptions } from "./gather";
+import { CallerOperations, Gatherer, type GatherOptions } from "./gather";
 
 /** How pairs are gathered into a batch (see {@link Gatherer}), and how a batch is sent. */
 export interface BatchedPairWriterOptions extends GatherOptions {
@@ -113,7 +113,13 @@ export class BatchedPairWriter<L extends Key, R extends Key> {
   ) {
     this.minBatch = options.minBatch ?? 2;
     this.maxPerSide = Math.min(50, Math.max(1, options.maxPerSide ?? 50));
-    this.gatherer = new Gatherer((batch) => void this.flush(batch), options);
+    // Not sent early when the caller's operations look full (see CallerOperations.full): pairs become ready as the
+    // users and groups they name are created, so the operations in progress are still growing when the first pairs
+    // arrive, and a batch sent then would cut a product into many requests. A batch waits for a quiet gap instead.
+    this.gatherer = new Gatherer((batch) => void this.flush(batch), {
+      ...options,
+      operations: options.operations ?? new CallerOperations(),
+    });
   }
 
   /** Writes the pair with others gathered at the same time; see {@link PairOutcome}. */
