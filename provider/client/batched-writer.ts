@@ -115,8 +115,13 @@ export class BatchedPairWriter<L extends Key, R extends Key> {
     this.maxPerSide = Math.min(50, Math.max(1, options.maxPerSide ?? 50));
     // Not sent early when the caller's operations look full (see CallerOperations.full): pairs become ready as the
     // users and groups they name are created, so the operations in progress are still growing when the first pairs
-    // arrive, and a batch sent then would cut a product into many requests. A batch waits for a quiet gap instead.
+    // arrive, and a batch sent then would cut a product into many requests. A batch waits for a pause instead,
+    // stretched while the pairs trickle in (a lone pair waits only gatherMs, 300 ms: pairs come out of the engine less
+    // bunched than deletes do, since each waits for the user and group it names).
     this.gatherer = new Gatherer((batch) => void this.flush(batch), {
+      gatherMs: 300,
+      stretch: 3,
+      maxGatherMs: 20_000,
       ...options,
       operations: options.operations ?? new CallerOperations(),
     });
