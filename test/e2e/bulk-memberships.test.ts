@@ -2,11 +2,10 @@
  * Memberships and role grants gathered into the bulk routes, through the real CLI with the dynamic SDK (issue 27): a
  * stack making 10 users members of 6 groups (60 memberships) and granting 2 roles to 30 users (60 grants) sends at most
  * 4 requests for them (`POST /teams/bulk/add-members`, `POST /users/bulk/assign-roles`; the emulator's request log),
- * and the API holds exactly those memberships and roles (that run raises --parallel and skips the engine's per-step
- * checkpoints, so the creates arrive together). A plan whose pairs form no such product, with the CLI's defaults,
- * still sends fewer requests than one per pair. Destroy removes them.
+ * and the API holds exactly those memberships and roles (that run raises --parallel, which caps what a request can
+ * hold). A plan whose pairs form no such product, with the CLI's defaults, still sends fewer requests than one per
+ * pair. Destroy removes them.
  */
-import type { LocalWorkspace } from "@pulumi/pulumi/automation";
 import { expect, it } from "vitest";
 import * as dynamic from "../../sdk";
 import { cliWorld, describeCli } from "./helpers";
@@ -29,25 +28,26 @@ describeCli("memberships and role grants gathered into bulk requests (real CLI)"
         { length: 30 },
         (_, i) => new dynamic.User(`user-${i}`, { email: `bulk-p-${i}@acme.example` }),
       );
-      const groups = Array.from({ length: 6 }, (_, g) => new dynamic.ResourceGroup(`group-${g}`, { name: `bulk-p-${g}` }));
-      users.slice(0, 10).forEach((user, i) =>
-        groups.forEach((group, g) => new dynamic.ResourceGroupMember(`m-${i}-${g}`, { teamId: group.id, userId: user.id })),
+      const groups = Array.from(
+        { length: 6 },
+        (_, g) => new dynamic.ResourceGroup(`group-${g}`, { name: `bulk-p-${g}` }),
       );
+      users
+        .slice(0, 10)
+        .forEach((user, i) =>
+          groups.forEach(
+            (group, g) => new dynamic.ResourceGroupMember(`m-${i}-${g}`, { teamId: group.id, userId: user.id }),
+          ),
+        );
       users.forEach((user, i) =>
         ROLES.forEach((roleName) => new dynamic.UserRole(`r-${i}-${roleName}`, { userId: user.id, roleName })),
       );
       return { userIds: users.map((u) => u.id), teamIds: groups.map((g) => g.id) };
     });
     const mark = world.mark();
-    // The engine sends at most --parallel creates at once, and by default writes a checkpoint before each, which spaces
-    // a large plan's creates out over seconds on a loaded machine (docs/guides/bulk-requests.md): a rollout that wants
-    // its pairs in the fewest requests raises the first and skips the second.
-    const workspace = stack.workspace as LocalWorkspace;
-    workspace.envVars = { ...workspace.envVars, PULUMI_EXPERIMENTAL: "true", PULUMI_SKIP_CHECKPOINTS: "true" };
+    // The engine sends at most --parallel creates at once (default 4 per CPU): a gathered request holds at most that
+    // many pairs. Its checkpoint before each create spaces them out; the gathering pause stretches with that trickle.
     const up = await stack.up({ color: "never", parallel: 256 });
-    workspace.envVars = Object.fromEntries(
-      Object.entries(workspace.envVars).filter(([key]) => key !== "PULUMI_EXPERIMENTAL" && key !== "PULUMI_SKIP_CHECKPOINTS"),
-    );
     expect(up.summary.resourceChanges).toMatchObject({ create: 30 + 6 + 60 + 60 + 1 }); // and the stack
     const writes = await pairWrites(mark);
     console.log(`10 users × 6 groups, 2 roles × 30 users: ${writes.length} requests (${writes.join(", ")})`);
@@ -77,7 +77,8 @@ describeCli("memberships and role grants gathered into bulk requests (real CLI)"
     const rolesFor = (i: number) => [...(i <= 5 ? ["vm-operator"] : []), ...(i >= 3 && i <= 8 ? ["tenant-admin"] : [])];
     const stack = await world.stack("quickstart", async () => {
       users.forEach((user, i) => {
-        for (const teamId of groupsOf(i)) new dynamic.ResourceGroupMember(`m-${i}-${teamId}`, { teamId, userId: user.id });
+        for (const teamId of groupsOf(i))
+          new dynamic.ResourceGroupMember(`m-${i}-${teamId}`, { teamId, userId: user.id });
         for (const roleName of rolesFor(i)) new dynamic.UserRole(`r-${i}-${roleName}`, { userId: user.id, roleName });
       });
     });
@@ -90,7 +91,8 @@ describeCli("memberships and role grants gathered into bulk requests (real CLI)"
       const wanted = users.filter((_, i) => groupsOf(i).includes(group.teamId)).map((u) => u.id);
       expect(await membersOf(group.teamId), `group ${g}`).toEqual(wanted.sort());
     }
-    for (const [i, user] of users.entries()) expect(await rolesOf(user.id)).toEqual(["tenant-user", ...rolesFor(i)].sort());
+    for (const [i, user] of users.entries())
+      expect(await rolesOf(user.id)).toEqual(["tenant-user", ...rolesFor(i)].sort());
 
     await stack.destroy({ color: "never" });
     for (const group of groups) expect(await membersOf(group.teamId)).toEqual([]);
