@@ -103,18 +103,21 @@ describe("VolumeAttachment deletes gathered into one bulk detach", () => {
   it("three attachments removed together: one bulk detach, no single detach; a failed detach job is sent again alone", async () => {
     const [fra] = stack.datacenters;
     const { bootstrap } = stack.emulator;
-    const vm = await kinds.VirtualMachine.create(ctx, (
-      await kinds.VirtualMachine.check(
-        {},
-        {
-          name: "k-detach-vm",
-          datacenterId: fra!.id,
-          imageId: bootstrap.fixtures.images[0]!.id,
-          configurationId: bootstrap.fixtures.configurations[2]!.id,
-        },
-        ctx,
-      )
-    ).inputs);
+    const vm = await kinds.VirtualMachine.create(
+      ctx,
+      (
+        await kinds.VirtualMachine.check(
+          {},
+          {
+            name: "k-detach-vm",
+            datacenterId: fra!.id,
+            imageId: bootstrap.fixtures.images[0]!.id,
+            configurationId: bootstrap.fixtures.configurations[2]!.id,
+          },
+          ctx,
+        )
+      ).inputs,
+    );
     const volumeIds = await Promise.all(
       [0, 1, 2].map(async (i) => {
         const inputs = await kinds.Volume.check(
@@ -136,7 +139,8 @@ describe("VolumeAttachment deletes gathered into one bulk detach", () => {
     await Promise.all(attachments.map((a) => kinds.VolumeAttachment.delete(ctx, a.id, a.outs)));
     let writes = (await stack.requests(mark)).filter((r) => r.method !== "GET" && r.route !== "queryJobs");
     expect(writes.map((r) => r.route)).toEqual(["bulkDetachVolumes"]);
-    for (const id of volumeIds) expect(state().volumes[id]!).toMatchObject({ status: "Available", virtualMachineId: null });
+    for (const id of volumeIds)
+      expect(state().volumes[id]!).toMatchObject({ status: "Available", virtualMachineId: null });
 
     // Attached again; this time the first detach job fails: that volume's detach is sent once more, singly.
     const again = await Promise.all(
@@ -153,6 +157,7 @@ describe("VolumeAttachment deletes gathered into one bulk detach", () => {
     } finally {
       await stack.faults("");
     }
-    for (const id of volumeIds) expect(state().volumes[id]!).toMatchObject({ status: "Available", virtualMachineId: null });
+    for (const id of volumeIds)
+      expect(state().volumes[id]!).toMatchObject({ status: "Available", virtualMachineId: null });
   });
 });

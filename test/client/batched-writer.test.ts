@@ -50,7 +50,10 @@ describe("productsOf", () => {
   });
 
   it("never covers a pair not asked for, misses none, and needs no more products than the smaller side has items", () => {
-    const pair = fc.tuple(fc.integer({ min: 0, max: 12 }).map((i) => `u${i}`), fc.integer({ min: 1, max: 7 }));
+    const pair = fc.tuple(
+      fc.integer({ min: 0, max: 12 }).map((i) => `u${i}`),
+      fc.integer({ min: 1, max: 7 }),
+    );
     fc.assert(
       fc.property(fc.array(pair, { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 5 }), (pairs, max) => {
         const wanted = new Set(pairs.map(([u, g]) => `${u}:${g}`));

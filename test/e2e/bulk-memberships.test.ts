@@ -74,7 +74,7 @@ describeCli("memberships and role grants gathered into bulk requests (real CLI)"
     );
     // User i in groups i % 3 and (i + 1) % 3 (24 memberships); vm-operator to users 0-5, tenant-admin to 3-8 (12 grants).
     const groupsOf = (i: number) => [groups[i % 3]!.teamId, groups[(i + 1) % 3]!.teamId];
-    const rolesFor = (i: number) => [...(i <= 5 ? ["vm-operator"] : []), ...(i >= 3 && i <= 8 ? ["tenant-admin"] : [])];
+    const rolesFor = (i: number) => ROLES.filter((role) => (role === "vm-operator" ? i <= 5 : i >= 3 && i <= 8));
     const stack = await world.stack("quickstart", async () => {
       users.forEach((user, i) => {
         for (const teamId of groupsOf(i))
