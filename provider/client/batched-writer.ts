@@ -81,8 +81,16 @@ export function productsOf<L extends Key, R extends Key>(pairs: [L, R][], maxPer
 
 const size = <L, R>(product: Product<L, R>) => product.left.length * product.right.length;
 
-/** A refusal of the whole request (validation, permission, a missing item): some pair of it is at fault. */
-const refused = (error: unknown) => error instanceof ApiError && error.status < 500 && !error.mayHaveSucceeded;
+/**
+ * A refusal of the whole request (validation, permission, a missing item): some pair of it is at fault. Not a refusal
+ * of the caller (credentials) or of the pace (rate limit, timeout), which halving would only multiply.
+ */
+const refused = (error: unknown) =>
+  error instanceof ApiError &&
+  error.status >= 400 &&
+  error.status < 500 &&
+  ![401, 408, 429].includes(error.status) &&
+  !error.mayHaveSucceeded;
 
 interface Pending<L, R> {
   left: L;

@@ -144,23 +144,29 @@ describe("BatchedPairWriter on the bulk routes", () => {
     expect(writer.stats).toEqual({ batches: 1, requests: 0, done: 0, singles: 1 });
   });
 
-  it("a bulk request with no answer (a server error after the retries) hands every pair back, unhalved", async () => {
-    let calls = 0;
-    const writer = new BatchedPairWriter<string, number>(async () => {
-      calls++;
-      throw new ApiError({
-        status: 502,
-        code: "SERVER_ERROR",
-        message: "upstream failed",
-        method: "POST",
-        path: "/teams/bulk/add-members",
-        mayHaveSucceeded: true,
+  it.each([
+    { status: 502, code: "SERVER_ERROR", mayHaveSucceeded: true },
+    { status: 429, code: "RATE_LIMIT_EXCEEDED", mayHaveSucceeded: false },
+  ])(
+    "a bulk request with no answer, or refused for its pace ($status), hands every pair back, unhalved",
+    async ({ status, code, mayHaveSucceeded }) => {
+      let calls = 0;
+      const writer = new BatchedPairWriter<string, number>(async () => {
+        calls++;
+        throw new ApiError({
+          status,
+          code,
+          message: "no luck",
+          method: "POST",
+          path: "/teams/bulk/add-members",
+          mayHaveSucceeded,
+        });
       });
-    });
-    const outcomes = await Promise.all(["a", "b", "c"].flatMap((u) => [1, 2].map((g) => writer.write(u, g))));
-    expect(calls).toBe(1);
-    expect(outcomes).toEqual(Array(6).fill({ kind: "single" }));
-  });
+      const outcomes = await Promise.all(["a", "b", "c"].flatMap((u) => [1, 2].map((g) => writer.write(u, g))));
+      expect(calls).toBe(1);
+      expect(outcomes).toEqual(Array(6).fill({ kind: "single" }));
+    },
+  );
 
   it("the same pair written twice at once is sent once, and both callers get its outcome", async () => {
     const users = await usersNamed("bw-twice", 2);
