@@ -47,16 +47,13 @@ export const uncalledReasons: Partial<Record<RouteName, { kind: ReasonKind; note
   setApiKeyRateLimit: { kind: "platformAdmin", note: "its body is not shown either" },
   apiKeyRoleOptions: { kind: "notYetOffered", note: "session only: not with an API key" },
   apiKeyExpirationOptions: { kind: "notYetOffered", note: "session only: not with an API key" },
-  bulkDetachVolumes: { kind: "notYetOffered", note: "attachments are detached one by one" },
   cidrDetails: { kind: "notShown", note: "its query parameters; Network checks CIDR blocks itself" },
   me: { kind: "notYetOffered", note: "getCaller reads `GET /auth/check`, which says more" },
   resendInvite: { kind: "notYetOffered" },
   userTeams: { kind: "notYetOffered", note: "a user's groups are read from `GET /users/{id}`" },
   userRoles: { kind: "notYetOffered", note: "a user's roles are read from `GET /users/{id}`" },
   bulkResendInvite: { kind: "notYetOffered" },
-  bulkAssignRoles: { kind: "notYetOffered", note: "roles are granted one by one" },
-  bulkAssignTeams: { kind: "notYetOffered", note: "memberships are added one by one" },
-  bulkAddTeamMembers: { kind: "notYetOffered", note: "memberships are added one by one" },
+  bulkAssignTeams: { kind: "notShown", note: "whether it adds groups or replaces them; memberships use add-members" },
   jobStatus: { kind: "notShown", note: "its response; jobs are polled with `POST /resource/jobs`" },
 };
 

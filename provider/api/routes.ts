@@ -804,7 +804,8 @@ export const routes = {
     query: C.EntityQuery,
     body: D.BulkAssignRolesBody,
     status: 200,
-    data: D.BulkCountResult,
+    // The spec shows no answer: a 2xx means every combination was written.
+    data: C.NotShown,
   }),
   bulkAssignTeams: route({
     method: "POST",
@@ -814,7 +815,8 @@ export const routes = {
     query: C.EntityQuery,
     body: D.BulkAssignTeamsBody,
     status: 200,
-    data: D.BulkCountResult,
+    // The spec shows no answer: a 2xx means every combination was written.
+    data: C.NotShown,
   }),
 
   // ---- resource groups (teams) ----
@@ -906,7 +908,8 @@ export const routes = {
     query: C.EntityQuery,
     body: D.BulkAddMembersBody,
     status: 200,
-    data: D.BulkCountResult,
+    // The spec shows no answer: a 2xx means every combination was written.
+    data: C.NotShown,
   }),
 
   // ---- jobs ----

@@ -29,6 +29,9 @@ export class CallerOperations {
   }
 }
 
+/** Arrivals further apart than this are not one trickle: the pause that ends a batch starts short again. */
+export const TRICKLE_GAP_MS = 2000;
+
 /** The operations of the engine that serves this process's resources (the plugin's or the dynamic provider host's). */
 export const callerOperations = new CallerOperations();
 
@@ -37,6 +40,14 @@ export interface GatherOptions {
   gatherMs?: number;
   /** ... or this long after its first item, whichever comes first. Default 1 000 ms. */
   maxGatherMs?: number;
+  /**
+   * When set, the pause that ends a batch stretches to this many times the longest gap between arrivals of the current
+   * trickle (arrivals less than {@link TRICKLE_GAP_MS} apart, across batches; never less than `gatherMs`, never past
+   * `maxGatherMs` after the batch's first item): items that trickle in (the engine writes a checkpoint before each
+   * create, so a large plan's creates arrive spaced out) stay in few batches, while a lone item or a burst after a
+   * silence still waits only `gatherMs`. Default: off (a fixed pause of `gatherMs`).
+   */
+  stretch?: number;
   /**
    * The caller's operations: while all of them are in progress, a batch is sent as soon as the current turn of the
    * event loop has added what it adds (what one job poll completed), instead of after `gatherMs`. Default
@@ -55,7 +66,11 @@ export class Gatherer<T> {
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
   private firstAt = 0;
+  private lastAt = 0;
+  /** The longest gap between two arrivals of the current trickle. */
+  private longestGap = 0;
   private readonly gatherMs: number;
+  private readonly stretch: number;
   private readonly maxGatherMs: number;
   private readonly operations: CallerOperations;
 
@@ -65,12 +80,16 @@ export class Gatherer<T> {
   ) {
     this.gatherMs = options.gatherMs ?? 100;
     this.maxGatherMs = options.maxGatherMs ?? 1000;
+    this.stretch = options.stretch ?? 0;
     this.operations = options.operations ?? callerOperations;
   }
 
   add(item: T): void {
     const now = Date.now();
     if (this.pending.length === 0) this.firstAt = now;
+    const gap = now - this.lastAt;
+    this.longestGap = gap > TRICKLE_GAP_MS ? 0 : Math.max(this.longestGap, gap);
+    this.lastAt = now;
     this.pending.push(item);
     if (this.immediate) return;
     if (this.timer) clearTimeout(this.timer);
@@ -79,7 +98,8 @@ export class Gatherer<T> {
       this.immediate = setImmediate(() => this.flush());
       return;
     }
-    const delay = Math.max(0, Math.min(this.gatherMs, this.firstAt + this.maxGatherMs - now));
+    const pause = Math.max(this.gatherMs, this.stretch * this.longestGap);
+    const delay = Math.max(0, Math.min(pause, this.firstAt + this.maxGatherMs - now));
     this.timer = setTimeout(() => this.flush(), delay);
   }
 

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { TeamMemberBody } from "../api";
-import { ApiError } from "../client";
+import { ApiError, type CloudClient } from "../client";
+import { BatchedPairWriter, batchedPairWriterOf } from "../client/batched-writer";
 import type { HandlerContext } from "./context";
 import { isConflict, isNotFound } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -89,11 +90,32 @@ async function join(ctx: HandlerContext, inputs: ResourceGroupMemberInputs): Pro
   return outputsOf(inputs, inputs);
 }
 
+/**
+ * Memberships added together gathered into `POST /teams/bulk/add-members`, which adds every user of `userIds` to every
+ * group of `teamIds` (the spec shows no answer; `/users/bulk/assign-teams` takes the same lists, but the spec does not
+ * say whether it adds to a user's groups or replaces them, so it is not used).
+ */
+const bulkAdder = (api: CloudClient) =>
+  batchedPairWriterOf(
+    api,
+    "bulkAddTeamMembers",
+    () =>
+      new BatchedPairWriter<string, number>(
+        async (userIds, teamIds) => await api.bulkAddTeamMembers({ body: { userIds, teamIds } }),
+      ),
+  );
+
 export async function create(
   ctx: HandlerContext,
   inputs: ResourceGroupMemberInputs,
 ): Promise<{ id: string; outs: ResourceGroupMemberState }> {
-  return { id: membershipId(inputs.teamId, inputs.userId), outs: await join(ctx, inputs) };
+  const id = membershipId(inputs.teamId, inputs.userId);
+  // Additions arriving together go in few bulk requests; what they did not add goes the single way, which takes over
+  // a membership that exists and explains a refusal.
+  if ((await bulkAdder(ctx.api).write(inputs.userId, inputs.teamId)).kind === "done") {
+    return { id, outs: outputsOf(inputs, inputs) };
+  }
+  return { id, outs: await join(ctx, inputs) };
 }
 
 /** The membership exists while the user belongs to the group; a user or group deleted, or the user removed, is gone. */

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
 import { AssignRoleBody, RoleName, UserRoleParams } from "../api";
-import { ApiError } from "../client";
+import { ApiError, type CloudClient } from "../client";
+import { BatchedPairWriter, batchedPairWriterOf } from "../client/batched-writer";
 import type { HandlerContext } from "./context";
 import { isNotFound } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -80,11 +81,28 @@ async function grant(ctx: HandlerContext, inputs: UserRoleInputs): Promise<UserR
   return outputsOf(inputs);
 }
 
+/** Grants made together gathered into `POST /users/bulk/assign-roles`: every role of `roleNames` to every user of `userIds`. */
+const bulkGranter = (api: CloudClient) =>
+  batchedPairWriterOf(
+    api,
+    "bulkAssignRoles",
+    () =>
+      new BatchedPairWriter<string, UserRoleInputs["roleName"]>(
+        async (userIds, roleNames) => await api.bulkAssignRoles({ body: { userIds, roleNames } }),
+      ),
+  );
+
 export async function create(
   ctx: HandlerContext,
   inputs: UserRoleInputs,
 ): Promise<{ id: string; outs: UserRoleState }> {
-  return { id: userRoleId(inputs.userId, inputs.roleName), outs: await grant(ctx, inputs) };
+  const id = userRoleId(inputs.userId, inputs.roleName);
+  // Grants arriving together go in few bulk requests; what they did not grant goes the single way, which explains a
+  // refusal.
+  if ((await bulkGranter(ctx.api).write(inputs.userId, inputs.roleName)).kind === "done") {
+    return { id, outs: outputsOf(inputs) };
+  }
+  return { id, outs: await grant(ctx, inputs) };
 }
 
 /** The grant exists while the user has the role; a user deleted, or the role revoked, is gone. */

@@ -37,6 +37,9 @@ function groupOf(route: string | null): string {
   if (route === null) return "other";
   if (route === "queryJobs") return "polls";
   if (/^bulkDelete|^delete/.test(route)) return "deletes";
+  // Memberships and role grants, gathered into the bulk routes or sent one by one; detaches likewise.
+  if (/^(bulkAddTeamMembers|bulkAssignTeams|bulkAssignRoles|addTeamMember|addUserRole)$/.test(route)) return "grants";
+  if (/^bulkDetach|^detach/.test(route)) return "detaches";
   if (/^create/.test(route)) return "creates";
   if (/^list/.test(route)) return "lists";
   if (/SshKey$/.test(route)) return "ssh keys";

@@ -100,4 +100,45 @@ describe("Gatherer", () => {
     expect(batches.length).toBeGreaterThanOrEqual(2);
     expect(batches.flat()).toEqual([...batches.flat()].sort((a, b) => a - b));
   });
+
+  it("with stretch, items trickling in stay one batch while a fixed pause would cut it; a lone item waits only gatherMs", async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const trickle = async (stretch: number | undefined) => {
+      const batches: number[][] = [];
+      const gatherer = new Gatherer<number>((batch) => batches.push(batch), {
+        gatherMs: 50,
+        maxGatherMs: 5000,
+        stretch,
+        operations: new CallerOperations(),
+      });
+      // Gaps of 40 ms, then one of 90 ms (more than gatherMs, less than 3 × the gaps seen), then 40 ms again.
+      for (const [i, gap] of [40, 40, 40, 90, 40, 40].entries()) {
+        gatherer.add(i);
+        await sleep(gap);
+      }
+      gatherer.add(6);
+      await sleep(400);
+      return batches;
+    };
+    expect(await trickle(3)).toEqual([[0, 1, 2, 3, 4, 5, 6]]);
+    expect((await trickle(undefined)).length).toBeGreaterThanOrEqual(2);
+
+    // After a silence longer than a trickle's gaps, a lone item is sent after gatherMs, not a stretched pause.
+    const batches: number[][] = [];
+    const gatherer = new Gatherer<number>((batch) => batches.push(batch), {
+      gatherMs: 50,
+      maxGatherMs: 5000,
+      stretch: 3,
+      operations: new CallerOperations(),
+    });
+    gatherer.add(1);
+    await sleep(300); // a 300 ms gap: the next batch would wait 900 ms if it counted
+    gatherer.add(2);
+    await sleep(2300); // longer than a trickle gap (2 s): the trickle is over
+    const lone = Date.now();
+    gatherer.add(3);
+    while (batches.length < 3 && Date.now() - lone < 1000) await sleep(10);
+    expect(batches).toEqual([[1], [2], [3]]);
+    expect(Date.now() - lone).toBeLessThan(400);
+  });
 });
