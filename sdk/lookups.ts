@@ -413,8 +413,8 @@ export function getApiKeysOutput(
 
 // ---------------------------------------------------------------- getApiKeyOptions
 
-/** The arguments of {@link getApiKeyOptions}. */
-export interface GetApiKeyOptionsArgs {}
+/** getApiKeyOptions takes no arguments. */
+export type GetApiKeyOptionsArgs = Record<string, never>;
 
 /** What {@link getApiKeyOptions} returns. */
 export interface GetApiKeyOptionsResult {
