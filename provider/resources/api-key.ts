@@ -189,8 +189,8 @@ export function apiKeyOptions(
 
 /**
  * Why `roleId` cannot be given to a key, if it cannot: checked against the roles the API offers the signed-in user
- * (read once per run); without a context, offline (`skipCredentialsValidation`) or when that read fails (a warning
- * says so), against the roles the spec names.
+ * (read once per run: at a preview, this signs the session in); without a context, offline
+ * (`skipCredentialsValidation`) or when that read fails (a warning says so), against the roles the spec names.
  */
 async function roleProblem(ctx: HandlerContext | undefined, roleId: string): Promise<string | undefined> {
   const named = (ids: readonly string[]) => ids.map((id) => `\`${id}\``).join(", ");
@@ -437,7 +437,8 @@ export const apiKey = defineKind({
     const result = checkInputs(ApiKeyInputs, news, undefined, inputFields);
     const roleId = result.inputs.roleId;
     if (typeof roleId === "string" && !containsUnknown(roleId)) {
-      const reason = await roleProblem(ctx, roleId);
+      // Inputs refused already: the role is checked without a request (nothing is sent for a program this bad).
+      const reason = await roleProblem(result.failures.length === 0 ? ctx : undefined, roleId);
       if (reason !== undefined) result.failures.push({ property: "roleId", reason });
     }
     return result;
