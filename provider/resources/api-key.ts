@@ -8,8 +8,6 @@ import {
   type ExpirationOption,
   type RoleOption,
 } from "../api";
-type RoleOptionItem = z.output<typeof RoleOption>;
-type ExpirationOptionItem = z.output<typeof ExpirationOption>;
 import { checkInputs } from "./check";
 import { ApiError, type CloudClient } from "../client";
 import { type HandlerContext, warnAbout } from "./context";
@@ -20,12 +18,15 @@ import { containsUnknown, plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, type InputFields } from "./fields";
 
+type RoleOptionItem = z.output<typeof RoleOption>;
+type ExpirationOptionItem = z.output<typeof ExpirationOption>;
+
 /**
  * The create request's body (`POST /auth/api-keys`), with what a program has beyond it: `enabled` (the status route's)
  * and the `rotation` trigger.
  */
 export const ApiKeyInputs = CreateApiKeyBody.extend({
-  // Any role's id here: which roles a key may have is the API's answer to the signed-in user (checkRole).
+  // Any role's id here: which roles a key may have is the API's answer to the signed-in user (roleProblem).
   roleId: z.string({ error: "must be a string: a role's id" }).trim().min(1, "must not be empty").optional(),
   enabled: z.boolean({ error: "must be true or false" }).default(true),
   rotation: z.union([z.string(), z.number()], { error: "must be a string or a number" }).optional(),
@@ -256,7 +257,7 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
   let created: (ApiApiKey & { key: string }) | undefined;
   for (let attempt = 1; created === undefined; attempt++) {
     try {
-      // The role is one the API offered (checkRole): the contract types it by the roles the spec names.
+      // The role is one the API offered (roleProblem): the contract types it by the roles the spec names.
       const body = bodyFrom(CreateApiKeyBody, { ...inputs, roleId: inputs.roleId as RoleName | undefined });
       created = await api.createApiKey({ body });
     } catch (error) {
