@@ -10,11 +10,13 @@ export interface ApiKeyArgs {
   /** Display name (1–100 characters; names need not be unique). Changing it replaces the key. */
   name: pulumi.Input<string>;
   /**
-   * Role limiting the key: `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's
-   * permissions. Default: none, the key has every permission of the user who created it. Changing it replaces the
-   * key.
+   * Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`,
+   * read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never
+   * exceed its creator's permissions. Checked before any change is made; where the options cannot be read, against
+   * the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it
+   * replaces the key.
    */
-  roleId?: pulumi.Input<"tenant-admin" | "tenant-user" | "vm-operator">;
+  roleId?: pulumi.Input<string>;
   /** Days until the key expires (1–3650). Default 90 (the API's). Changing it replaces the key. */
   expiresInDays?: pulumi.Input<number>;
   /** Free-form object stored with the key. Changing it replaces the key. */

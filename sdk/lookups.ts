@@ -120,6 +120,34 @@ export interface ApiKeySummary {
   lastUsedAt?: string;
 }
 
+/** A role the signed-in user may give a new API key (`GET /auth/api-keys/options/roles`). */
+export interface ApiKeyRoleOption {
+  /** The role's id: what an ApiKey's `roleId` takes. */
+  id: string;
+  /** The role's name. */
+  name: string;
+  /** What the role may do. */
+  description: string;
+  /**
+   * What the API reports of the role beyond the members above (the spec does not name the fields of this answer), as
+   * it sends it; absent when nothing more.
+   */
+  other?: Record<string, unknown>;
+}
+
+/** An expiry the API offers for new API keys (`GET /auth/api-keys/options/expiration`). */
+export interface ApiKeyExpirationOption {
+  /** Days of validity: what an ApiKey's `expiresInDays` takes. */
+  days: number;
+  /** How the API names the choice, e.g. "90 days". */
+  label: string;
+  /**
+   * What the API reports of the choice beyond the members above (the spec does not name the fields of this answer),
+   * as it sends it; absent when nothing more.
+   */
+  other?: Record<string, unknown>;
+}
+
 /**
  * A VM as its list item reports it (the list does not carry the detail: look a VM up with getVirtualMachine for it).
  */
@@ -381,6 +409,45 @@ export function getApiKeysOutput(
 ): pulumi.Output<GetApiKeysResult> {
   void opts;
   return output("getApiKeys", args);
+}
+
+// ---------------------------------------------------------------- getApiKeyOptions
+
+/** getApiKeyOptions takes no arguments. */
+export type GetApiKeyOptionsArgs = Record<string, never>;
+
+/** What {@link getApiKeyOptions} returns. */
+export interface GetApiKeyOptionsResult {
+  /** The roles the signed-in user may give a new key (an ApiKey's `roleId`), in the API's order. */
+  roles: ApiKeyRoleOption[];
+  /** The expiry choices the API offers for new keys (an ApiKey's `expiresInDays`), in the API's order. */
+  expirations: ApiKeyExpirationOption[];
+}
+
+/**
+ * What the API offers the signed-in user for new API keys: the roles (`GET /auth/api-keys/options/roles`) and the
+ * expiry choices (`GET /auth/api-keys/options/expiration`). Session only: it needs `cloudinfra:email`,
+ * `cloudinfra:password` and `cloudinfra:totpSecret` (or `cloudinfra:sessionToken`); with only an API key configured
+ * it fails, saying so, before any request.
+ *
+ * @example
+ * const { roles, expirations } = await getApiKeyOptions();
+ */
+export function getApiKeyOptions(
+  args: GetApiKeyOptionsArgs = {},
+  opts?: LookupOptions,
+): Promise<GetApiKeyOptionsResult> {
+  void opts;
+  return call("getApiKeyOptions", args);
+}
+
+/** {@link getApiKeyOptions} with arguments that may be outputs; the result is an output. */
+export function getApiKeyOptionsOutput(
+  args: InputsOf<GetApiKeyOptionsArgs> = {},
+  opts?: LookupOptions,
+): pulumi.Output<GetApiKeyOptionsResult> {
+  void opts;
+  return output("getApiKeyOptions", args);
 }
 
 // ---------------------------------------------------------------- getVirtualMachineMetrics

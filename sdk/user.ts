@@ -51,6 +51,13 @@ export interface UserArgs {
    * work for dynamic resources. Default false. Never causes a change by itself.
    */
   adopt?: pulumi.Input<boolean>;
+  /**
+   * Any text; changing it re-sends the invitation (`POST /users/{id}/resend-invite`) in place: same user, same id, a
+   * new invitation valid 7 days, so an `expired` one becomes `pending` again. The create does not re-send (it
+   * invites), nor does adopting a user; a user who already accepted is not re-sent one (a warning says so). Removing
+   * it does nothing. Default none.
+   */
+  resendInviteTrigger?: pulumi.Input<string>;
 }
 
 /**
@@ -78,6 +85,8 @@ export class User extends pulumi.dynamic.Resource {
   declare readonly entityId: pulumi.Output<string>;
   /** Whether an existing user of this email may be taken over (as given). */
   declare readonly adopt: pulumi.Output<boolean | undefined>;
+  /** `resendInviteTrigger` as given at the last create or update. */
+  declare readonly resendInviteTrigger: pulumi.Output<string | undefined>;
   /** Display name: "first last", or the email when the user has no name. */
   declare readonly name: pulumi.Output<string>;
   /** Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`). */

@@ -504,6 +504,9 @@ function lookupsSource(
         : `The arguments of {@link ${name}}.`;
     if (inherits && own.length === 0) {
       parts.push(`${jsDocComment(argsDoc, 0)}\nexport type ${argsName} = EntityArgs;`);
+    } else if (own.length === 0) {
+      // A function without arguments (its route takes none): an empty object, said without an empty interface.
+      parts.push(`${jsDocComment(`${name} takes no arguments.`, 0)}\nexport type ${argsName} = Record<string, never>;`);
     } else {
       const members = membersOf(shape, plain, `${name}'s arguments`, inherits ? ["entityId"] : []);
       parts.push(

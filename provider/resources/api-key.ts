@@ -1,20 +1,33 @@
 import { z } from "zod";
 import { CodedError } from "../client/error-codes";
-import { ApiKeyStatusBody, CreateApiKeyBody, RoleName, type ApiKey as ApiApiKey } from "../api";
+import {
+  ApiKeyStatusBody,
+  CreateApiKeyBody,
+  RoleName,
+  type ApiKey as ApiApiKey,
+  type ExpirationOption,
+  type RoleOption,
+} from "../api";
+import { checkInputs } from "./check";
 import { ApiError, type CloudClient } from "../client";
 import { type HandlerContext, warnAbout } from "./context";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { isNotFound, ResourceInitError, settledText } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
-import { plainInputs, type Props } from "./props";
+import { containsUnknown, plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, type InputFields } from "./fields";
+
+type RoleOptionItem = z.output<typeof RoleOption>;
+type ExpirationOptionItem = z.output<typeof ExpirationOption>;
 
 /**
  * The create request's body (`POST /auth/api-keys`), with what a program has beyond it: `enabled` (the status route's)
  * and the `rotation` trigger.
  */
 export const ApiKeyInputs = CreateApiKeyBody.extend({
+  // Any role's id here: which roles a key may have is the API's answer to the signed-in user (roleProblem).
+  roleId: z.string({ error: "must be a string: a role's id" }).trim().min(1, "must not be empty").optional(),
   enabled: z.boolean({ error: "must be true or false" }).default(true),
   rotation: z.union([z.string(), z.number()], { error: "must be a string or a number" }).optional(),
 }).strict();
@@ -36,8 +49,7 @@ const inputFields = {
     change: "replace",
     reported: "undocumented",
     description:
-      "Role limiting the key: `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Default: none, the key has every permission of the user who created it. Changing it replaces the key.",
-    expects: `must be one of ${RoleName.options.join(", ")}, or left out (the key then has its creator's permissions)`,
+      "Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made; where the options cannot be read, against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.",
     output: "Role limiting the key, if any.",
     // The API reports a role as text: one this program cannot name still shows.
     reportedType: z.string().optional(),
@@ -123,7 +135,7 @@ function partialOutputs(inputs: Props, apiKey: ApiApiKey | undefined): Props {
  * The settings to create a key with: the API only creates keys for a signed-in session with two-factor
  * authentication. An API key configured beside the sign-in credentials keeps serving every other call.
  */
-export function sessionSettings(config: Configuration, current: Settings): Settings {
+export function sessionSettings(config: Configuration, current: Settings, what = "Creating an API key"): Settings {
   if (!("apiKey" in current.auth)) return current;
   const sessionToken = readSetting(config, "sessionToken");
   if (sessionToken) return { ...current, auth: { sessionToken } };
@@ -134,13 +146,77 @@ export function sessionSettings(config: Configuration, current: Settings): Setti
   const missing = (["email", "password", "totpSecret"] as const).filter((n) => !readSetting(config, n));
   const partly = missing.length < 3 ? ` (cloudinfra:${missing.join(", cloudinfra:")} missing)` : "";
   throw new ConfigurationError(
-    "Creating an API key needs a signed-in session with two-factor authentication, and only an API key is " +
+    `${what} needs a signed-in session with two-factor authentication, and only an API key is ` +
       `configured${partly}. Configure the owner's cloudinfra:email, cloudinfra:password and cloudinfra:totpSecret ` +
       "as secrets (or CLOUDINFRA_EMAIL, CLOUDINFRA_PASSWORD, CLOUDINFRA_TOTP_SECRET), or a session token with " +
       "`pulumi config set --secret cloudinfra:sessionToken <token>` (or CLOUDINFRA_SESSION_TOKEN); cloudinfra:apiKey " +
       "can stay for the other resources.",
     { code: "SESSION_REQUIRED" },
   );
+}
+
+/** The options' reads of each session client (one per credentials and process): each read once per run, shared. */
+const optionReads = new WeakMap<CloudClient, Map<string, Promise<unknown>>>();
+function readOnce<T>(api: CloudClient, route: string, read: () => Promise<T>): Promise<T> {
+  let reads = optionReads.get(api);
+  if (!reads) optionReads.set(api, (reads = new Map()));
+  let found = reads.get(route) as Promise<T> | undefined;
+  if (!found) {
+    found = read();
+    found.catch(() => undefined);
+    reads.set(route, found);
+  }
+  return found;
+}
+
+/**
+ * What the API offers the signed-in session for new keys (`GET /auth/api-keys/options/roles` and `…/expiration`, each
+ * read once per run and shared), as the API answers it (`raw`: every field it sent). Session only: with only an API
+ * key configured, a ConfigurationError saying so (`what` names the caller), before any request.
+ */
+export function apiKeyOptions(
+  ctx: HandlerContext,
+  what: string,
+): {
+  roles: () => Promise<{ data: RoleOptionItem[]; raw: unknown }>;
+  expirations: () => Promise<{ data: ExpirationOptionItem[]; raw: unknown }>;
+} {
+  const api = ctx.clientFor(sessionSettings(ctx.configuration, ctx.settings, what));
+  return {
+    roles: () => readOnce(api, "apiKeyRoleOptions", () => api.request("apiKeyRoleOptions", {})),
+    expirations: () => readOnce(api, "apiKeyExpirationOptions", () => api.request("apiKeyExpirationOptions", {})),
+  };
+}
+
+/**
+ * Why `roleId` cannot be given to a key, if it cannot: checked against the roles the API offers the signed-in user
+ * (read once per run: at a preview, this signs the session in); without a context, offline
+ * (`skipCredentialsValidation`) or when that read fails (a warning says so), against the roles the spec names.
+ */
+async function roleProblem(ctx: HandlerContext | undefined, roleId: string): Promise<string | undefined> {
+  const named = (ids: readonly string[]) => ids.map((id) => `\`${id}\``).join(", ");
+  const known = RoleName.options as readonly string[];
+  const statically = known.includes(roleId)
+    ? undefined
+    : `must be one of ${named(known)}, or left out (the key then has its creator's permissions)`;
+  if (ctx === undefined || ctx.settings.skipCredentialsValidation) return statically;
+  let offered: RoleOptionItem[];
+  try {
+    offered = (await apiKeyOptions(ctx, "Creating an API key").roles()).data;
+  } catch (error) {
+    if (error instanceof ConfigurationError) return statically;
+    warnAbout(
+      ctx,
+      `API key role "${roleId}"`,
+      `the roles offered for new keys could not be read (${(error as Error).message}): checked against the roles the spec names instead`,
+    );
+    return statically;
+  }
+  const ids = offered.map((o) => o.id);
+  if (ids.includes(roleId)) return undefined;
+  return ids.length === 0
+    ? "cannot be given: the API offers the signed-in user no role for new keys (GET /auth/api-keys/options/roles); leave it out (the key then has its creator's permissions)"
+    : `must be a role the API offers the signed-in user for new keys: ${named(ids)} (GET /auth/api-keys/options/roles; see getApiKeyOptions), or left out (the key then has its creator's permissions)`;
 }
 
 async function idsNamed(api: CloudClient, name: string): Promise<Set<string>> {
@@ -181,7 +257,9 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
   let created: (ApiApiKey & { key: string }) | undefined;
   for (let attempt = 1; created === undefined; attempt++) {
     try {
-      created = await api.createApiKey({ body: bodyFrom(CreateApiKeyBody, inputs) });
+      // The role is one the API offered (roleProblem): the contract types it by the roles the spec names.
+      const body = bodyFrom(CreateApiKeyBody, { ...inputs, roleId: inputs.roleId as RoleName | undefined });
+      created = await api.createApiKey({ body });
     } catch (error) {
       if (error instanceof ApiError && error.status === 403) {
         throw new CodedError(
@@ -356,6 +434,16 @@ export const apiKey = defineKind({
   secretOutputs: ["key"],
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
   settingsFor: sessionSettings,
+  check: async (_olds, news, ctx) => {
+    const result = checkInputs(ApiKeyInputs, news, undefined, inputFields);
+    const roleId = result.inputs.roleId;
+    if (typeof roleId === "string" && !containsUnknown(roleId)) {
+      // Inputs refused already: the role is checked without a request (nothing is sent for a program this bad).
+      const reason = await roleProblem(result.failures.length === 0 ? ctx : undefined, roleId);
+      if (reason !== undefined) result.failures.push({ property: "roleId", reason });
+    }
+    return result;
+  },
   diff: (_id, olds, news) => diff(olds, news),
   create,
   read,

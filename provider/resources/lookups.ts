@@ -18,6 +18,7 @@ import { virtualMachine, observe, outputsOf as vmOutputs } from "./virtual-machi
 import { gpuVirtualMachine, outputsOf as gpuOutputs } from "./gpu-virtual-machine";
 import { resourceGroup, outputsOf as groupOutputs } from "./resource-group";
 import { user, outputsOf as userOutputs } from "./user";
+import { apiKeyOptions } from "./api-key";
 
 /**
  * The read side: look up one resource by id or by its name, list resources with the API's filters, and who the caller
@@ -983,6 +984,50 @@ const GetUsageMonthsResult = z.object({
   months: M.AvailableMonths.describe("The months with usage to read (`YYYY-MM`), most recent first: the last 24."),
 });
 
+// The options of new API keys: the spec names neither answer's fields; the contract's are typed, the rest kept.
+const ApiKeyRoleOption = z.object({
+  id: A.RoleOption.shape.id.describe("The role's id: what an ApiKey's `roleId` takes."),
+  name: A.RoleOption.shape.name.describe("The role's name."),
+  description: A.RoleOption.shape.description.describe("What the role may do."),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the role")),
+});
+sdkTypes.add(ApiKeyRoleOption, {
+  name: "ApiKeyRoleOption",
+  io: "output",
+  description: "A role the signed-in user may give a new API key (`GET /auth/api-keys/options/roles`).",
+});
+const ApiKeyExpirationOption = z.object({
+  days: A.ExpirationOption.shape.days.describe("Days of validity: what an ApiKey's `expiresInDays` takes."),
+  label: A.ExpirationOption.shape.label.describe('How the API names the choice, e.g. "90 days".'),
+  other: z.record(z.string(), z.unknown()).optional().describe(otherText("the choice")),
+});
+sdkTypes.add(ApiKeyExpirationOption, {
+  name: "ApiKeyExpirationOption",
+  io: "output",
+  description: "An expiry the API offers for new API keys (`GET /auth/api-keys/options/expiration`).",
+});
+const GetApiKeyOptionsArgs = z.strictObject({});
+const GetApiKeyOptionsResult = z.object({
+  roles: z
+    .array(ApiKeyRoleOption)
+    .describe("The roles the signed-in user may give a new key (an ApiKey's `roleId`), in the API's order."),
+  expirations: z
+    .array(ApiKeyExpirationOption)
+    .describe("The expiry choices the API offers for new keys (an ApiKey's `expiresInDays`), in the API's order."),
+});
+
+/** The options of new keys, each read once per run (shared with ApiKey's check); session only. */
+async function keyOptions(ctx: HandlerContext): Promise<z.output<typeof GetApiKeyOptionsResult>> {
+  const options = apiKeyOptions(ctx, "getApiKeyOptions (GET /auth/api-keys/options/roles and …/expiration)");
+  const [roles, expirations] = await Promise.all([options.roles(), options.expirations()]);
+  return {
+    roles: itemsWithOther(A.RoleOption, roles.raw, roles.data) as z.output<typeof ApiKeyRoleOption>[],
+    expirations: itemsWithOther(A.ExpirationOption, expirations.raw, expirations.data) as z.output<
+      typeof ApiKeyExpirationOption
+    >[],
+  };
+}
+
 /** The entity whose usage the arguments ask for: `id`, else `entityId`, else the one the credentials act in. */
 async function usageEntity(ctx: HandlerContext, args: Props): Promise<string> {
   if (typeof args.id === "string") return args.id;
@@ -1056,6 +1101,15 @@ function registry(): Record<string, DataFunction> {
       description:
         "Every API key of the entity the arguments select (`GET /auth/api-keys`, the API's documented query; each page read, 100 per request), and `status` among them: names, starts, statuses, expiries and roles, never a secret. Sorted by name then id unless `sort` asks the API for its order.",
       call: apiKeys as (ctx: HandlerContext, args: never) => Promise<unknown>,
+    },
+    getApiKeyOptions: {
+      args: GetApiKeyOptionsArgs as z.ZodType<Props>,
+      argsShape: GetApiKeyOptionsArgs,
+      result: GetApiKeyOptionsResult,
+      description:
+        "What the API offers the signed-in user for new API keys: the roles (`GET /auth/api-keys/options/roles`) and the expiry choices (`GET /auth/api-keys/options/expiration`). Session only: it needs `cloudinfra:email`, `cloudinfra:password` and `cloudinfra:totpSecret` (or `cloudinfra:sessionToken`); with only an API key configured it fails, saying so, before any request.",
+      example: "const { roles, expirations } = await getApiKeyOptions();",
+      call: keyOptions as (ctx: HandlerContext, args: never) => Promise<unknown>,
     },
     getVirtualMachineMetrics: {
       args: vmMetricsArgs.args as z.ZodType<Props>,

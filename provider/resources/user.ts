@@ -3,7 +3,7 @@ import { CodedError } from "../client/error-codes";
 import { CreateUserBody, passwordProblems, type RoleName, UpdateUserBody, type User as ApiUser } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import type { CheckFailure } from "./check";
-import type { HandlerContext } from "./context";
+import { type HandlerContext, warnAbout } from "./context";
 import { createUnique, retryOnConflict } from "./create-recovery";
 import { changedInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError } from "./errors";
@@ -38,6 +38,9 @@ export const UserInputs = z.strictObject({
   teamIds: z.array(teamIdInput).pipe(CreateUserBody.shape.teamIds.unwrap()).transform(sortedSet).optional(),
   entityId: CreateUserBody.shape.entityId,
   adopt: z.boolean().optional(),
+  resendInviteTrigger: z
+    .string({ error: "must be a string (any text: changing it re-sends the invitation)" })
+    .optional(),
 });
 export type UserInputs = z.output<typeof UserInputs>;
 type UserState = State<UserInputs, typeof inputFields, z.output<typeof UserOutputs>>;
@@ -114,6 +117,13 @@ const inputFields = {
     description:
       "When a user with this email already exists, take it over instead of failing (names and, when given, roles and groups are aligned to the program). The way to bring existing users under management; `pulumi import` does not work for dynamic resources. Default false. Never causes a change by itself.",
     output: "Whether an existing user of this email may be taken over (as given).",
+  },
+  resendInviteTrigger: {
+    change: "inPlace",
+    reported: "never",
+    description:
+      "Any text; changing it re-sends the invitation (`POST /users/{id}/resend-invite`) in place: same user, same id, a new invitation valid 7 days, so an `expired` one becomes `pending` again. The create does not re-send (it invites), nor does adopting a user; a user who already accepted is not re-sent one (a warning says so). Removing it does nothing. Default none.",
+    output: "`resendInviteTrigger` as given at the last create or update.",
   },
 } as const satisfies InputFields<UserInputs>;
 const diffSpec = diffSpecOf(UserInputs, inputFields, {
@@ -241,9 +251,39 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
       touched = true;
     }
   }
+  if (changed.includes("resendInviteTrigger") && (await resendInvite(ctx, user, query))) touched = true;
   if (touched) user = await api.getUser({ params: { id }, query });
   // A new password in the program is not applied (only users change their own): keep the one registered.
   return outputsOf({ ...news, password: olds.password }, user);
+}
+
+/**
+ * The invitation a changed `resendInviteTrigger` asks for (`POST /users/{id}/resend-invite`): sent unless the user has
+ * accepted one already, which a warning says (a trigger shared by many users must not fail on those who joined).
+ * Whether it was sent.
+ */
+async function resendInvite(
+  ctx: HandlerContext,
+  user: ApiUser,
+  query: ReturnType<typeof entityQuery>,
+): Promise<boolean> {
+  const notSent = () => {
+    warnAbout(
+      ctx,
+      `User ${user.email}`,
+      "resendInviteTrigger changed, but the user has accepted the invitation (activated): nothing to re-send",
+    );
+    return false;
+  };
+  if (user.inviteStatus === "activated") return notSent();
+  try {
+    await ctx.api.resendInvite({ params: { id: user.id }, query });
+    return true;
+  } catch (error) {
+    // Accepted between the read and the resend.
+    if (isConflict(error)) return notSent();
+    throw error;
+  }
 }
 
 /** Takes over an existing user; once found it is recorded even when aligning it fails, so it is not orphaned. */
@@ -253,7 +293,9 @@ async function adopt(
   existing: ApiUser,
 ): Promise<{ id: string; outs: UserState }> {
   try {
-    return { id: existing.id, outs: await update(ctx, existing.id, outputsOf({}, existing), inputs) };
+    // The trigger as given is no change: adopting a user re-sends nothing.
+    const current = { ...outputsOf({}, existing), resendInviteTrigger: inputs.resendInviteTrigger };
+    return { id: existing.id, outs: await update(ctx, existing.id, current, inputs) };
   } catch (error) {
     throw new ResourceInitError(
       `User ${existing.email} (${existing.id}) was taken over but could not be aligned with the program: ` +

@@ -15,6 +15,11 @@ export const getApiKey: typeof import("./getApiKey").getApiKey = null as any;
 export const getApiKeyOutput: typeof import("./getApiKey").getApiKeyOutput = null as any;
 utilities.lazyLoad(exports, ["getApiKey","getApiKeyOutput"], () => require("./getApiKey"));
 
+export { GetApiKeyOptionsArgs, GetApiKeyOptionsResult } from "./getApiKeyOptions";
+export const getApiKeyOptions: typeof import("./getApiKeyOptions").getApiKeyOptions = null as any;
+export const getApiKeyOptionsOutput: typeof import("./getApiKeyOptions").getApiKeyOptionsOutput = null as any;
+utilities.lazyLoad(exports, ["getApiKeyOptions","getApiKeyOptionsOutput"], () => require("./getApiKeyOptions"));
+
 export { GetApiKeysArgs, GetApiKeysResult, GetApiKeysOutputArgs } from "./getApiKeys";
 export const getApiKeys: typeof import("./getApiKeys").getApiKeys = null as any;
 export const getApiKeysOutput: typeof import("./getApiKeys").getApiKeysOutput = null as any;

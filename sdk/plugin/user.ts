@@ -75,6 +75,10 @@ export class User extends pulumi.CustomResource {
      */
     declare public readonly password: pulumi.Output<string | undefined>;
     /**
+     * `resendInviteTrigger` as given at the last create or update.
+     */
+    declare public readonly resendInviteTrigger: pulumi.Output<string | undefined>;
+    /**
      * Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
      */
     declare public readonly roleNames: pulumi.Output<string[] | undefined>;
@@ -116,6 +120,7 @@ export class User extends pulumi.CustomResource {
             resourceInputs["firstName"] = args?.firstName;
             resourceInputs["lastName"] = args?.lastName;
             resourceInputs["password"] = args?.password ? pulumi.secret(args.password) : undefined;
+            resourceInputs["resendInviteTrigger"] = args?.resendInviteTrigger;
             resourceInputs["roleNames"] = args?.roleNames;
             resourceInputs["teamIds"] = args?.teamIds;
             resourceInputs["createdAt"] = undefined /*out*/;
@@ -135,6 +140,7 @@ export class User extends pulumi.CustomResource {
             resourceInputs["lastName"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
             resourceInputs["password"] = undefined /*out*/;
+            resourceInputs["resendInviteTrigger"] = undefined /*out*/;
             resourceInputs["roleNames"] = undefined /*out*/;
             resourceInputs["roles"] = undefined /*out*/;
             resourceInputs["teamIds"] = undefined /*out*/;
@@ -180,6 +186,10 @@ export interface UserArgs {
      * First password, with `action: "register"` only (required then): 12-50 characters, upper- and lower-case letters, a number and a special character. Always stored as a secret. Used when the user is created only: later changes are ignored (users change their own password), and an adopted user keeps theirs.
      */
     password?: pulumi.Input<string | undefined>;
+    /**
+     * Any text; changing it re-sends the invitation (`POST /users/{id}/resend-invite`) in place: same user, same id, a new invitation valid 7 days, so an `expired` one becomes `pending` again. The create does not re-send (it invites), nor does adopting a user; a user who already accepted is not re-sent one (a warning says so). Removing it does nothing. Default none.
+     */
+    resendInviteTrigger?: pulumi.Input<string | undefined>;
     /**
      * Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not managed afterwards while left out. Changed in place: roles are granted and revoked to match. When given, the list is complete (a role granted by a UserRole resource is revoked): grant roles either here or with UserRole.
      */

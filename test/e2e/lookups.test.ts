@@ -312,4 +312,33 @@ describeCli("lookups through the real CLI", () => {
       expect(up.outputs[key]!.value).toMatchObject({ userId: admin.id, email: admin.email, entityId: entity });
     }
   });
+
+  it("getApiKeyOptions signed in with a session: the API's roles and expiry choices; with only an API key, one clear error and no request", async () => {
+    const program = async () => ({
+      dynamic: await dynamic.getApiKeyOptions(),
+      plugin: pulumi.output(plugin.getApiKeyOptionsOutput()),
+    });
+    const signedIn = await world.stack("quickstart", program, world.signIn);
+    const up = await signedIn.up({ color: "never" });
+    const session = new CloudClient({
+      baseUrl: world.emulator.baseUrl,
+      auth: { email: admin.email, password: admin.password, totpSecret: admin.totpSecret },
+    });
+    const held = {
+      roles: await session.apiKeyRoleOptions(),
+      expirations: await session.apiKeyExpirationOptions(),
+    };
+    await session.close();
+    expect(held.roles.map((r) => r.id).sort()).toEqual(["tenant-admin", "tenant-user", "vm-operator"]);
+    expect(up.outputs.dynamic!.value).toEqual(held);
+    expect(up.outputs.plugin!.value).toEqual(held);
+
+    const keyOnly = await world.stack("quickstart", program, world.config);
+    const mark = world.mark();
+    const failure = failureOf(await keyOnly.up({ color: "never" }).catch((e: unknown) => e));
+    expect(failure).toContain("getApiKeyOptions");
+    expect(failure).toContain("needs a signed-in session with two-factor authentication");
+    expect(failure).toContain("cloudinfra:totpSecret");
+    expect((await world.requests(mark)).filter((r) => r.route?.startsWith("apiKey"))).toEqual([]);
+  });
 });

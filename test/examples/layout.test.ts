@@ -10,6 +10,7 @@ const examples = {
   "gpu-training": "gpuTraining",
   "team-onboarding": "teamOnboarding",
   drift: "drift",
+  "usage-report": "usageReport",
 };
 
 describe.each(Object.entries(examples))("examples/%s", (name, fn) => {

@@ -169,6 +169,7 @@ describe("schema.json", () => {
         "getAttachableVirtualMachines",
         "getApiKey",
         "getApiKeys",
+        "getApiKeyOptions",
         "getVirtualMachineMetrics",
         "getEntityUsage",
         "getUsageMonths",

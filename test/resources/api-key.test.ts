@@ -161,6 +161,63 @@ describe("ApiKey", () => {
     expectNoSecretIn(options, failed);
   });
 
+  it("roleId is checked against the roles the API offers the signed-in user, read once per run: a tenant-user may not give tenant-admin", async () => {
+    const member = stack.emulator.bootstrap.users.member;
+    const memberConfig = {
+      ...sessionConfig(stack),
+      "cloudinfra:email": { secret: member.email },
+      "cloudinfra:password": { secret: member.password },
+      "cloudinfra:totpSecret": { secret: member.totpSecret },
+    };
+    const options = stack.options({ config: memberConfig });
+    const probe = new CloudClient({
+      baseUrl: stack.emulator.baseUrl,
+      auth: { email: member.email, password: member.password, totpSecret: member.totpSecret },
+    });
+    const offered = (await probe.apiKeyRoleOptions().finally(() => probe.close())).map((o) => o.id);
+    // The spec's role names accept it; the API does not offer it to this user.
+    expect(offered).not.toContain("tenant-admin");
+    expect(offered.length).toBeGreaterThan(0);
+
+    const since = stack.mark();
+    const twoKeys = (roleId: string) => () => {
+      const a = new ApiKey("a", { name: "ro-a", roleId });
+      const b = new ApiKey("b", { name: "ro-b", roleId });
+      return { a: a.id, b: b.id };
+    };
+    const refused = await up(twoKeys("tenant-admin"), { ...options, throwOnError: false });
+    const message = refused.errors.map((e) => e.message).join("\n");
+    expect(message).toContain(
+      `must be a role the API offers the signed-in user for new keys: ${offered.map((id) => `\`${id}\``).join(", ")}`,
+    );
+    const routes = (await stack.requests(since)).map((r) => r.route);
+    expect(routes.filter((r) => r === "apiKeyRoleOptions")).toHaveLength(1); // two keys, one read
+    expect(routes.filter((r) => r === "createApiKey")).toEqual([]);
+    expect(await keysNamed(stack, "ro-")).toEqual([]);
+
+    // A role it offers: both keys made with it.
+    const made = await up(twoKeys(offered[0]!), options);
+    for (const name of ["a", "b"]) {
+      const held = await keyById(stack, made.outputs[name] as string);
+      expect(held?.roleId).toBe(offered[0]);
+    }
+    await destroy(options);
+    expect(await keysNamed(stack, "ro-")).toEqual([]);
+  });
+
+  it("roleId without a context to read the API's options: checked against the roles the spec names", async () => {
+    const checked = await apiKey.check({}, { name: "st-key", roleId: "auditor" });
+    expect(checked.failures).toEqual([
+      {
+        property: "roleId",
+        reason:
+          "must be one of `tenant-admin`, `tenant-user`, `vm-operator`, or left out (the key then has its creator's permissions)",
+      },
+    ]);
+    expect((await apiKey.check({}, { name: "st-key", roleId: "vm-operator" })).failures).toEqual([]);
+    expect((await apiKey.check({}, { name: "st-key", roleId: UNKNOWN })).failures).toEqual([]);
+  });
+
   it("10. a create answered 5xx that made nothing is sent once more; answered 5xx twice, a clear error, nothing recorded or left behind", async () => {
     // API keys are created without a job, so there is no job to fail: the failures that matter are the request's.
     const options = sessionOptions();

@@ -251,6 +251,57 @@ describe("metrics", () => {
     expect(await call("getEntityUsage", { id: entityId, month: last })).toEqual(held);
     expect(dataFunctions.getEntityUsage!.args.safeParse({ month: "2026-13" }).success).toBe(false);
   });
+
+  it("getApiKeyOptions signed in with a session: the roles and expiry choices the API offers, each read once", async () => {
+    const signedIn: Record<string, string> = {
+      "cloudinfra:baseUrl": stack.emulator.baseUrl,
+      "cloudinfra:email": admin.email,
+      "cloudinfra:password": admin.password,
+      "cloudinfra:totpSecret": admin.totpSecret,
+    };
+    const ctx = handlerContext({ configuration: configuration((key) => signedIn[key], Object.keys(signedIn)) });
+    const mark = stack.mark();
+    const options = (await dataFunctions.getApiKeyOptions!.call(ctx, {} as never)) as Record<string, unknown>;
+    const roles = await session.apiKeyRoleOptions();
+    const expirations = await session.apiKeyExpirationOptions();
+    expect(roles.map((r) => r.id).sort()).toEqual(["tenant-admin", "tenant-user", "vm-operator"]);
+    expect(expirations.length).toBeGreaterThan(0);
+    expect(options).toEqual({ roles, expirations });
+    const read = (await routesSince(mark)).map((r) => r.route);
+    expect(read.filter((r) => r === "apiKeyRoleOptions")).toHaveLength(2); // the function's, and this test's
+    expect(read.filter((r) => r === "apiKeyExpirationOptions")).toHaveLength(2);
+    // Shared for the run: asked again, the function reads nothing.
+    const again = stack.mark();
+    expect(await dataFunctions.getApiKeyOptions!.call(ctx, {} as never)).toEqual(options);
+    expect((await routesSince(again)).filter((r) => r.route?.startsWith("apiKey"))).toEqual([]);
+    // No secret of the sign-in in the result.
+    for (const secret of [admin.password, admin.totpSecret, admin.apiKey]) {
+      expect(JSON.stringify(options)).not.toContain(secret);
+    }
+  });
+
+  it("getApiKeyOptions with only an API key: one clear error saying a session sign-in is needed, before any request", async () => {
+    const mark = stack.mark();
+    const failure = await call("getApiKeyOptions").then(
+      () => "resolved",
+      (error: Error) => error.message,
+    );
+    expect(failure).toContain("getApiKeyOptions");
+    expect(failure).toContain(
+      "needs a signed-in session with two-factor authentication, and only an API key is configured",
+    );
+    for (const setting of [
+      "cloudinfra:email",
+      "cloudinfra:password",
+      "cloudinfra:totpSecret",
+      "cloudinfra:sessionToken",
+    ]) {
+      expect(failure).toContain(setting);
+    }
+    expect(failure).not.toContain(admin.apiKey);
+    expect(await stack.requests(mark)).toEqual([]);
+    expect(dataFunctions.getApiKeyOptions!.args.safeParse({ entityId: entityId }).success).toBe(false);
+  });
 });
 
 describe("an API that sends more than the contract names", () => {

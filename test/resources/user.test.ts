@@ -125,6 +125,56 @@ describe("User", () => {
     expect(await usersNamed("tg-")).toEqual([]);
   });
 
+  it("resendInviteTrigger re-sends an expired invitation in place (one resend, no delete, no create); then pending", async () => {
+    const options = stack.options();
+    const email = "ri-ada@example.com";
+    let mark = stack.mark();
+    const invited = await up(program({ email, resendInviteTrigger: "1" }), options);
+    const id = invited.outputs.id as string;
+    expect(invited.outputs.inviteStatus).toBe("pending");
+    // The create invites; the trigger given at creation re-sends nothing.
+    expect((await stack.requests(mark)).filter((r) => r.route === "resendInvite")).toEqual([]);
+
+    // Eight days on, the invitation has expired: the API says so, and refresh shows it.
+    stack.emulator.ctx.clockOffsetMs += 8 * 24 * 3600_000;
+    expect((await getUser(id)).inviteStatus).toBe("expired");
+    expect((await refresh(options)).step("user").outputs.inviteStatus).toBe("expired");
+
+    // The trigger bumped: the same user, exactly one resend and nothing else written.
+    mark = stack.mark();
+    const bumped = await up(program({ email, resendInviteTrigger: "2" }), options);
+    expect(bumped.step("user").op).toBe("update");
+    expect(bumped.outputs.id).toBe(id);
+    const writes = (await stack.requests(mark)).filter((r) => r.method !== "GET");
+    expect(writes.map((r) => `${r.method} ${r.path.split("?")[0]} ${r.status}`)).toEqual([
+      `POST /v1/users/${id}/resend-invite 200`,
+    ]);
+    expect((await getUser(id)).inviteStatus).toBe("pending");
+    expect(bumped.outputs.inviteStatus).toBe("pending");
+    expect((await refresh(options)).step("user").outputs.inviteStatus).toBe("pending");
+
+    // Unchanged or removed, the trigger sends nothing.
+    mark = stack.mark();
+    expect((await up(program({ email, resendInviteTrigger: "2" }), options)).step("user").op).toBe("same");
+    expect((await up(program({ email }), options)).step("user").op).toBe("same");
+    expect((await stack.requests(mark)).filter((r) => r.method !== "GET")).toEqual([]);
+    await destroy(options);
+    expect(await usersNamed("ri-")).toEqual([]);
+  });
+
+  it("resendInviteTrigger on a user who accepted: a warning, no request", async () => {
+    const options = stack.options();
+    const args = { email: "ra-joined@example.com", action: "register" as const, password: PASSWORD };
+    const created = await up(program({ ...args, resendInviteTrigger: "1" }), options);
+    const mark = stack.mark();
+    const bumped = await up(program({ ...args, resendInviteTrigger: "2" }), options);
+    expect(bumped.step("user").op).toBe("update");
+    expect(bumped.hostLog).toContain("the user has accepted the invitation (activated): nothing to re-send");
+    expect((await stack.requests(mark)).filter((r) => r.method !== "GET")).toEqual([]);
+    expect((await getUser(created.outputs.id as string)).inviteStatus).toBe("activated");
+    await destroy(options);
+  });
+
   it("9. refuses bad inputs at check, naming each property and never echoing the password, before any request", async () => {
     const options = stack.options();
     const since = stack.mark();

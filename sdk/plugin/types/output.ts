@@ -6,6 +6,46 @@ import * as inputs from "../types/input";
 import * as outputs from "../types/output";
 
 /**
+ * The expiry choices the API offers for new keys (an ApiKey's `expiresInDays`), in the API's order.
+ */
+export interface GetApiKeyOptionsResultExpirations {
+    /**
+     * Days of validity: what an ApiKey's `expiresInDays` takes.
+     */
+    days: number;
+    /**
+     * How the API names the choice, e.g. "90 days".
+     */
+    label: string;
+    /**
+     * What the API reports of the choice beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+     */
+    other?: {[key: string]: any};
+}
+
+/**
+ * The roles the signed-in user may give a new key (an ApiKey's `roleId`), in the API's order.
+ */
+export interface GetApiKeyOptionsResultRoles {
+    /**
+     * What the role may do.
+     */
+    description: string;
+    /**
+     * The role's id: what an ApiKey's `roleId` takes.
+     */
+    id: string;
+    /**
+     * The role's name.
+     */
+    name: string;
+    /**
+     * What the API reports of the role beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+     */
+    other?: {[key: string]: any};
+}
+
+/**
  * Every key the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
  */
 export interface GetApiKeysResultApiKeys {

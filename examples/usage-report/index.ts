@@ -1,0 +1,3 @@
+import { usageReport } from "./program";
+
+export = usageReport();
