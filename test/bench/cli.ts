@@ -23,7 +23,7 @@ import { startEmulator, type RunningEmulator } from "../../emulator/server";
 import { cliStack, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
 import { useLauncher } from "../plugin/launcher";
 
-type Family = "dynamic" | "plugin" | "docs";
+export type Family = "dynamic" | "plugin" | "docs";
 
 interface LogEntry {
   route: string | null;
@@ -289,7 +289,13 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * registry install (the dynamic state then records its provider as a `require` of the package's module); the
  * docs-style baseline is the module of test/bench/docs-style.ts, as a user's own provider would be.
  */
-function programSource(family: Family, prefix: string, n: number, datacenterId: string, docsPollMs: number): string {
+export function programSource(
+  family: Family,
+  prefix: string,
+  n: number,
+  datacenterId: string,
+  docsPollMs: number,
+): string {
   const networks = Math.max(1, Math.round(n * 0.2));
   const volumes = Math.round(n * 0.4);
   const settings = { prefix, datacenterId, networks, volumes, vms: n - networks - volumes, docs: family === "docs" };
