@@ -57,7 +57,6 @@ function makeRunner(name: string, key: { id: string; key: string }, backendUrl: 
     PULUMI_NODEJS_TRANSPILE_ONLY: "true",
     PULUMI_BACKEND_URL: backendUrl,
     PULUMI_CONFIG_PASSPHRASE: PASSPHRASE,
-    CLOUDINFRA_BASE_URL: world.emulator.baseUrl,
     CLOUDINFRA_API_KEY: key.key,
     CLOUDINFRA_POLL_INTERVAL_MS: "20",
   };
@@ -121,11 +120,13 @@ describeCli("a team's runners on a PostgreSQL backend (examples/team)", () => {
         runnerA = makeRunner("a", made[0]!, pg.url);
         runnerB = makeRunner("b", made[1]!, pg.url);
         // Each runner logs its CLI in to the database; the project's stacks are made once (by runner A here) and
-        // their settings files (the passphrase's salt, no secret) committed: runner B's checkout gets them.
+        // their settings files (the API's URL, the passphrase's salt; no secret) committed: runner B's checkout gets
+        // them. The API key is each runner's own (CLOUDINFRA_API_KEY), in no stack's settings.
         ok(await runnerA.pulumi("login"));
         ok(await runnerB.pulumi("login"));
         for (const stack of ["dev", "staging"]) {
           ok(await runnerA.pulumi("stack", "init", stack, "--secrets-provider", "passphrase"));
+          ok(await runnerA.pulumi("config", "set", "cloudinfra:baseUrl", world.emulator.baseUrl, "--stack", stack));
           const settings = `Pulumi.${stack}.yaml`;
           fs.copyFileSync(path.join(runnerA.checkout, settings), path.join(runnerB.checkout, settings));
         }
