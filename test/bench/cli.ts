@@ -33,7 +33,7 @@ interface LogEntry {
 }
 
 /** The route groups requests are counted by. */
-function groupOf(route: string | null): string {
+export function groupOf(route: string | null): string {
   if (route === null) return "other";
   if (route === "queryJobs") return "polls";
   if (/^bulkDelete|^delete/.test(route)) return "deletes";

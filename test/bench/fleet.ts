@@ -27,7 +27,7 @@ import { CloudClient } from "../../provider/client";
 import { cliEnvironment, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
 import { postgresMissing, startPostgres, type Postgres } from "../helpers/postgres";
 import { useLauncher } from "../plugin/launcher";
-import { programSource, type Family } from "./cli";
+import { groupOf, programSource, type Family } from "./cli";
 
 type Phase = "setup" | "up" | "destroy";
 
@@ -36,8 +36,11 @@ interface RunnerReport {
   /** Epoch ms: the phase's first CLI run started, its last ended. */
   startedAt: number;
   endedAt: number;
-  /** Per stack: when its CLI run started (epoch ms) and its wall (ms). */
-  stacks: { stack: string; startedAt: number; wallMs: number }[];
+  /**
+   * Per stack: when its CLI run started (epoch ms), its wall (ms), and the CPU time (ms, user + system) of the CLI
+   * and every process under it (language host, program, provider), from the shell's `times`.
+   */
+  stacks: { stack: string; startedAt: number; wallMs: number; cpuMs?: number }[];
   failures: string[];
 }
 
@@ -66,19 +69,26 @@ function composition(n: number) {
 
 /** One runner process: runs its phase's CLI commands for each of its stacks, one after the other. */
 export async function fleetRunner(phase: Phase, stacks: string[], parallel: string): Promise<void> {
+  // Through bash, whose `times` then prints the CPU time of the CLI and all it ran (children waited for).
+  const script = 'pulumi "$@" --non-interactive --color never; status=$?; times >&2; exit $status';
   const pulumi = (args: string[]) =>
-    new Promise<{ code: number; output: string }>((resolve) => {
-      execFile("pulumi", [...args, "--non-interactive", "--color", "never"], { maxBuffer: 64 * 2 ** 20 }, (e, o, r) =>
-        resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, output: `${o}\n${r}` }),
-      );
+    new Promise<{ code: number; output: string; cpuMs?: number }>((resolve) => {
+      execFile("bash", ["-c", script, "bash", ...args], { maxBuffer: 64 * 2 ** 20 }, (e, o, r) => {
+        const clock = [...r.matchAll(/^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/gm)].pop();
+        const cpuMs = clock
+          ? (Number(clock[1]) * 60 + Number(clock[2]) + Number(clock[3]) * 60 + Number(clock[4])) * 1000
+          : undefined;
+        resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, output: `${o}\n${r}`, cpuMs });
+      });
     });
   const report: RunnerReport = { startedAt: Date.now(), endedAt: 0, stacks: [], failures: [] };
   const run = async (stack: string, args: string[]) => {
     const started = Date.now();
     const result = await pulumi(args);
-    report.stacks.push({ stack, startedAt: started, wallMs: Date.now() - started });
-    if (result.code !== 0)
+    report.stacks.push({ stack, startedAt: started, wallMs: Date.now() - started, cpuMs: result.cpuMs });
+    if (result.code !== 0) {
       report.failures.push(`${stack}: pulumi ${args[0]} exited ${result.code}: ${result.output.slice(-1500)}`);
+    }
   };
   const limits = parallel === "" ? [] : ["--parallel", parallel];
   if (phase === "setup") await run("-", ["login"]);
@@ -274,7 +284,7 @@ export async function fleetBench(): Promise<void> {
       );
       console.log(
         `    ${"runner".padEnd(8)}${"sdk".padEnd(9)}${"wall s".padStart(8)}${"requests".padStart(10)}` +
-          `${"429s".padStart(6)}   per stack: CLI wall (its first create or delete after)`,
+          `${"429s".padStart(6)}   per stack: CLI wall (first create or delete after, CPU of the CLI and its processes)`,
       );
       for (const runner of runners) {
         const mine = log.filter((e) => e.caller?.apiKeyId === runner.keyId);
@@ -289,7 +299,8 @@ export async function fleetBench(): Promise<void> {
                 const first = mine.find(
                   (e) => e.at >= s.startedAt && /^(create|delete|bulkDelete|attach)/.test(e.route ?? ""),
                 );
-                return `${s.stack} ${seconds(s.wallMs)} (${first ? seconds(first.at - s.startedAt) : "-"})`;
+                const cpu = s.cpuMs === undefined ? "" : `, CPU ${seconds(s.cpuMs)}`;
+                return `${s.stack} ${seconds(s.wallMs)} (${first ? seconds(first.at - s.startedAt) : "-"}${cpu})`;
               })
               .join(", "),
         );
@@ -306,6 +317,20 @@ export async function fleetBench(): Promise<void> {
           `${(log.length / (runnerCount * stackCount * n)).toFixed(2)} per resource; 429s ${tooMany} ` +
           `(${((100 * tooMany) / Math.max(1, log.length)).toFixed(2)} %, target ≤ 1 %); fairness ` +
           `${(Math.max(...walls) / Math.min(...walls)).toFixed(2)} (slowest / fastest runner, target ≤ 1.5)`,
+      );
+      const groups: Record<string, number> = {};
+      for (const e of log) groups[groupOf(e.route)] = (groups[groupOf(e.route)] ?? 0) + 1;
+      const cpuMs = reports.flatMap((r) => r.stacks).reduce((sum, st) => sum + (st.cpuMs ?? 0), 0);
+      console.log(
+        "    requests per resource: " +
+          Object.entries(groups)
+            .sort((a, b) => b[1] - a[1])
+            .map(([g, c]) => `${g} ${(c / (runnerCount * stackCount * n)).toFixed(2)}`)
+            .join(", "),
+      );
+      console.log(
+        `    CPU of the runners' CLIs and their processes: ${seconds(cpuMs)} in a ${seconds(wallMs)} phase ` +
+          `(${(cpuMs / wallMs).toFixed(2)} of the machine's ${os.cpus().length} CPUs)`,
       );
       console.log(
         `    wall ${seconds(wallMs)} against max(rate floor ${seconds(floorMs)}, job bound ${seconds(jobBoundMs)}) = ` +
