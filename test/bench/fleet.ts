@@ -48,6 +48,8 @@ interface Runner {
   index: number;
   family: Family;
   keyId: string;
+  /** The runner's checkout of the project, where its CLI runs. */
+  project: string;
   env: Record<string, string>;
   stacks: string[];
 }
@@ -109,7 +111,7 @@ function runPhase(runners: Runner[], phase: Phase, parallel: string): Promise<Ru
         new Promise<RunnerReport>((resolve, reject) => {
           const args = ["--fleet-runner", phase, runner.stacks.join(","), parallel];
           const child = fork(path.join(__dirname, "run.js"), args, {
-            cwd: runner.env.PROJECT_DIR,
+            cwd: runner.project,
             env: runner.env,
             stdio: ["ignore", "pipe", "inherit", "ipc"],
           });
@@ -227,12 +229,12 @@ export async function fleetBench(): Promise<void> {
         index: r,
         family,
         keyId: key.id,
+        project,
         stacks,
         env: {
           PATH: process.env.PATH ?? "",
           HOME: home,
           PULUMI_HOME: path.join(home, ".pulumi"),
-          PROJECT_DIR: project,
           NODE_PATH: offline.NODE_PATH!,
           PULUMI_SKIP_UPDATE_CHECK: "true",
           PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
