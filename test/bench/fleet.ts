@@ -1,8 +1,8 @@
 /**
  * The fleet bench (`npm run bench -- --fleet`): a team's CI runners on one user's rate pool, state in PostgreSQL.
- * R runner processes, each as a separate machine (its own HOME, PULUMI_HOME and checkout; nothing shared but the API
- * and the database), each with its own API key of the same user, each deploying S stacks of N resources one after
- * the other with the real CLI (`pulumi up`, its preview included, then `pulumi destroy`), runners alternating the SDKs
+ * R runner processes (test/bench/fleet-runner.ts), each as a separate machine (its own HOME, PULUMI_HOME and
+ * checkout; nothing shared but the API and the database), each with its own API key of the same user, each deploying
+ * S stacks of N resources one after the other with the real CLI (`pulumi up`, its preview included, then `pulumi destroy`), runners alternating the SDKs
  * (dynamic, plugin). The stacks' state is in Pulumi's PostgreSQL backend on a throwaway cluster
  * (test/helpers/postgres.ts). The emulator's rate limit is on and, like the CLI bench's (test/bench/cli.ts), time is
  * scaled: jobs, the rate-limit window and the poll interval divided by BENCH_TIME_SCALE.
@@ -17,7 +17,7 @@
  * BENCH_FLEET_SDKS ("dynamic,plugin": runner i uses the i-th, cyclically), BENCH_TIME_SCALE (10), BENCH_LIMIT (100
  * requests per window), BENCH_PARALLEL (the CLI's --parallel; default: the CLI's own).
  */
-import { execFile, fork } from "node:child_process";
+import { fork } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -28,21 +28,7 @@ import { cliEnvironment, prepareProject, repositoryRoot, usePulumiCli } from "..
 import { postgresMissing, startPostgres, type Postgres } from "../helpers/postgres";
 import { useLauncher } from "../plugin/launcher";
 import { groupOf, programSource, type Family } from "./cli";
-
-type Phase = "setup" | "up" | "destroy";
-
-/** What a runner process reports for a phase (one JSON line on stdout). */
-interface RunnerReport {
-  /** Epoch ms: the phase's first CLI run started, its last ended. */
-  startedAt: number;
-  endedAt: number;
-  /**
-   * Per stack: when its CLI run started (epoch ms), its wall (ms), and the CPU time (ms, user + system) of the CLI
-   * and every process under it (language host, program, provider), from the shell's `times`.
-   */
-  stacks: { stack: string; startedAt: number; wallMs: number; cpuMs?: number }[];
-  failures: string[];
-}
+import type { Phase, RunnerReport } from "./fleet-runner";
 
 interface Runner {
   index: number;
@@ -69,48 +55,14 @@ function composition(n: number) {
   return { networks, volumes, vms: n - networks - volumes };
 }
 
-/** One runner process: runs its phase's CLI commands for each of its stacks, one after the other. */
-export async function fleetRunner(phase: Phase, stacks: string[], parallel: string): Promise<void> {
-  // Through bash, whose `times` then prints the CPU time of the CLI and all it ran (children waited for).
-  const script = 'pulumi "$@" --non-interactive --color never; status=$?; times >&2; exit $status';
-  const pulumi = (args: string[]) =>
-    new Promise<{ code: number; output: string; cpuMs?: number }>((resolve) => {
-      execFile("bash", ["-c", script, "bash", ...args], { maxBuffer: 64 * 2 ** 20 }, (e, o, r) => {
-        const clock = [...r.matchAll(/^(\d+)m([\d.]+)s (\d+)m([\d.]+)s$/gm)].pop();
-        const cpuMs = clock
-          ? (Number(clock[1]) * 60 + Number(clock[2]) + Number(clock[3]) * 60 + Number(clock[4])) * 1000
-          : undefined;
-        resolve({ code: e ? Number((e as { code?: number }).code ?? 1) : 0, output: `${o}\n${r}`, cpuMs });
-      });
-    });
-  const report: RunnerReport = { startedAt: Date.now(), endedAt: 0, stacks: [], failures: [] };
-  const run = async (stack: string, args: string[]) => {
-    const started = Date.now();
-    const result = await pulumi(args);
-    report.stacks.push({ stack, startedAt: started, wallMs: Date.now() - started, cpuMs: result.cpuMs });
-    if (result.code !== 0) {
-      report.failures.push(`${stack}: pulumi ${args[0]} exited ${result.code}: ${result.output.slice(-1500)}`);
-    }
-  };
-  const limits = parallel === "" ? [] : ["--parallel", parallel];
-  if (phase === "setup") await run("-", ["login"]);
-  for (const stack of stacks) {
-    if (phase === "setup") await run(stack, ["stack", "init", stack, "--secrets-provider", "passphrase"]);
-    if (phase === "up") await run(stack, ["up", "--yes", "--stack", stack, ...limits]);
-    if (phase === "destroy") await run(stack, ["destroy", "--yes", "--stack", stack, ...limits]);
-  }
-  report.endedAt = Date.now();
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-}
-
 /** Runs a phase in every runner's process at once; their reports, in runner order. */
 function runPhase(runners: Runner[], phase: Phase, parallel: string): Promise<RunnerReport[]> {
   return Promise.all(
     runners.map(
       (runner) =>
         new Promise<RunnerReport>((resolve, reject) => {
-          const args = ["--fleet-runner", phase, runner.stacks.join(","), parallel];
-          const child = fork(path.join(__dirname, "run.js"), args, {
+          const args = [phase, runner.stacks.join(","), parallel];
+          const child = fork(path.join(__dirname, "fleet-runner.js"), args, {
             cwd: runner.project,
             env: runner.env,
             stdio: ["ignore", "pipe", "inherit", "ipc"],

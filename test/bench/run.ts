@@ -24,7 +24,7 @@ import { Network, Volume } from "../../sdk";
 import { destroy, refresh, up, type RunOptions } from "../../tools/harness";
 import { coldStart, type ColdStart } from "../plugin/launcher";
 import { cliBench } from "./cli";
-import { fleetBench, fleetRunner } from "./fleet";
+import { fleetBench } from "./fleet";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
@@ -445,9 +445,7 @@ const [mode, ...args] = process.argv.slice(2);
   ? stackChild(args[0], process.env.BENCH_API_KEY ?? "", Number(args[1]), Number(args[2]), args[3])
   : mode === "--fleet"
     ? fleetBench()
-    : mode === "--fleet-runner"
-      ? fleetRunner(args[0] as "setup" | "up" | "destroy", args[1]!.split(","), args[2] ?? "")
-      : main()
+    : main()
 ).then(
   () => process.exit(0),
   (error: unknown) => {
