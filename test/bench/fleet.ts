@@ -284,7 +284,7 @@ export async function fleetBench(): Promise<void> {
       );
       console.log(
         `    CPU of the runners' CLIs and their processes: ${seconds(cpuMs)} in a ${seconds(wallMs)} phase ` +
-          `(${(cpuMs / wallMs).toFixed(2)} of the machine's ${os.cpus().length} CPUs)`,
+          `(${(cpuMs / wallMs).toFixed(2)} CPUs busy on average, of the machine's ${os.cpus().length})`,
       );
       console.log(
         `    wall ${seconds(wallMs)} against max(rate floor ${seconds(floorMs)}, job bound ${seconds(jobBoundMs)}) = ` +
