@@ -23,7 +23,7 @@ import { startEmulator, type RunningEmulator } from "../../emulator/server";
 import { cliStack, prepareProject, repositoryRoot, usePulumiCli } from "../../tools/pulumi-cli";
 import { useLauncher } from "../plugin/launcher";
 
-type Family = "dynamic" | "plugin" | "docs";
+export type Family = "dynamic" | "plugin" | "docs";
 
 interface LogEntry {
   route: string | null;
@@ -33,7 +33,7 @@ interface LogEntry {
 }
 
 /** The route groups requests are counted by. */
-function groupOf(route: string | null): string {
+export function groupOf(route: string | null): string {
   if (route === null) return "other";
   if (route === "queryJobs") return "polls";
   if (/^bulkDelete|^delete/.test(route)) return "deletes";
@@ -292,7 +292,13 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * registry install (the dynamic state then records its provider as a `require` of the package's module); the
  * docs-style baseline is the module of test/bench/docs-style.ts, as a user's own provider would be.
  */
-function programSource(family: Family, prefix: string, n: number, datacenterId: string, docsPollMs: number): string {
+export function programSource(
+  family: Family,
+  prefix: string,
+  n: number,
+  datacenterId: string,
+  docsPollMs: number,
+): string {
   const networks = Math.max(1, Math.round(n * 0.2));
   const volumes = Math.round(n * 0.4);
   const settings = { prefix, datacenterId, networks, volumes, vms: n - networks - volumes, docs: family === "docs" };

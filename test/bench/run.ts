@@ -10,6 +10,9 @@
  * BENCH_GETS (300), BENCH_LIMIT (100), BENCH_WINDOW_MS (10000), BENCH_THROUGHPUT (3000), BENCH_COLD_STARTS (5),
  * BENCH_ONLY (a section: provider, stacks, jobs, pacing, throughput, plugin), BENCH_TIMELINE (also print every
  * request: time, route, status).
+ *
+ * `npm run bench -- --fleet` runs the fleet bench instead (test/bench/fleet.ts): a team's runners on one user's rate
+ * pool, state in PostgreSQL.
  */
 import { fork } from "node:child_process";
 import * as fs from "node:fs";
@@ -21,6 +24,7 @@ import { Network, Volume } from "../../sdk";
 import { destroy, refresh, up, type RunOptions } from "../../tools/harness";
 import { coldStart, type ColdStart } from "../plugin/launcher";
 import { cliBench } from "./cli";
+import { fleetBench } from "./fleet";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
@@ -439,7 +443,9 @@ async function main(): Promise<void> {
 const [mode, ...args] = process.argv.slice(2);
 (mode === "--stack"
   ? stackChild(args[0], process.env.BENCH_API_KEY ?? "", Number(args[1]), Number(args[2]), args[3])
-  : main()
+  : mode === "--fleet"
+    ? fleetBench()
+    : main()
 ).then(
   () => process.exit(0),
   (error: unknown) => {

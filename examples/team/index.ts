@@ -1,0 +1,3 @@
+import { team } from "./program";
+
+export = team();
