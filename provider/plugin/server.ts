@@ -27,6 +27,7 @@ import {
   handlerContext,
   ResourceInitError,
   sameValue,
+  settingDeclarations,
   settingProblems,
   endSessions,
   verifyCredentials,
@@ -34,6 +35,7 @@ import {
   type DiffResult,
   type HandlerContext,
   type KindName,
+  type SettingName,
   type Props,
   type ResourceKind,
 } from "../resources";
@@ -404,8 +406,13 @@ export class ProviderServer {
   // ---------------------------------------------------------------- configuration
 
   private async checkConfig(request: provider.CheckRequest): Promise<provider.CheckResponse> {
-    const news = unwrap(request.getNews()).props;
-    const response = new provider.CheckResponse().setInputs(request.getNews());
+    const { props: news, secrets } = unwrap(request.getNews());
+    // A credential given as plain config is still a credential: returned as a secret, the engine keeps it encrypted
+    // in the provider's state (`pulumi new --config` stores even a template's secret values in clear).
+    const credentials = Object.keys(news).filter(
+      (key) => settingDeclarations[key as SettingName]?.secret && !containsUnknown(news[key]),
+    );
+    const response = new provider.CheckResponse().setInputs(wrap(news, [...secrets, ...credentials]));
     if (Object.values(news).some(containsUnknown)) return response;
     const config = configurationOf(news);
     const failures = await (async (): Promise<{ property: string; reason: string }[]> => {

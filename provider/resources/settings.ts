@@ -30,7 +30,7 @@ export interface SettingDeclaration {
   readonly secret?: true;
 }
 
-/** Every setting, described (one left out is a compile error). `pollIntervalMs` has no text beyond its default yet. */
+/** Every setting, described (one left out is a compile error). */
 export const settingDeclarations: Readonly<Record<SettingName, SettingDeclaration>> = {
   baseUrl: { description: "API base URL, ending in /v1." },
   apiKey: { description: "API key (`svc_...`): one of the three ways to authenticate.", secret: true },
@@ -41,7 +41,10 @@ export const settingDeclarations: Readonly<Record<SettingName, SettingDeclaratio
   password: { description: "Password to sign in with (with email and totpSecret).", secret: true },
   totpSecret: { description: "Base32 TOTP secret of the signing-in user (with email and password).", secret: true },
   entityId: { description: "Entity (UUID) to act in; default: the credentials' own entity." },
-  pollIntervalMs: { description: "" },
+  pollIntervalMs: {
+    description:
+      "Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run.",
+  },
   jobTimeoutMs: {
     description: "How long to wait for one job; a resource's `customTimeouts` overrides it for that resource.",
   },

@@ -86,7 +86,7 @@ export interface ProviderArgs {
      */
     password?: pulumi.Input<string | undefined>;
     /**
-     * Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
+     * Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
      */
     pollIntervalMs?: pulumi.Input<number | undefined>;
     /**

@@ -11,6 +11,7 @@ const examples = {
   "team-onboarding": "teamOnboarding",
   drift: "drift",
   "usage-report": "usageReport",
+  team: "team",
 };
 
 describe.each(Object.entries(examples))("examples/%s", (name, fn) => {

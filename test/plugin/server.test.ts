@@ -106,6 +106,13 @@ describe("configuration", () => {
     expect(isSecret(inputs.apiKey)).toBe(true);
   });
 
+  it("CheckConfig returns a credential given as plain config as a secret, so the provider's state keeps it encrypted", async () => {
+    const { inputs, failures } = await driver.checkConfig({ ...settings, apiKey: admin.apiKey });
+    expect(failures).toEqual([]);
+    expect(isSecret(inputs.apiKey)).toBe(true);
+    expect(isSecret(inputs.baseUrl)).toBe(false);
+  });
+
   it("CheckConfig passes good settings; a provider given unknown settings (preview) is not checked yet", async () => {
     expect((await driver.checkConfig(settings)).failures).toEqual([]);
     expect((await driver.checkConfig({ ...settings, apiKey: UNKNOWN })).failures).toEqual([]);

@@ -24,6 +24,7 @@ const readme = read("README.md");
 const UNCHECKED: Record<string, string> = {
   sh: "shell commands run against a user's own API, project or checkout; the README's first block is run by test/e2e/demo.test.ts (`npm run demo`) and CI (`npm test`), the templates' by test/e2e/templates.test.ts",
   text: "what the demo or the provider prints: output, not code",
+  json: "a file given to `pulumi import --file`: its format is Pulumi's, read by the CLI; test/e2e/plugin-sdk-package.test.ts imports with one",
 };
 
 describe("README.md, the front door", () => {

@@ -59,7 +59,7 @@ type providerArgs struct {
 	MaxRetries *int `pulumi:"maxRetries"`
 	// Password to sign in with (with email and totpSecret). Environment variable: CLOUDINFRA_PASSWORD.
 	Password *string `pulumi:"password"`
-	// Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
+	// Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
 	PollIntervalMs *int `pulumi:"pollIntervalMs"`
 	// How often a job being waited for reports its progress. Default 5000, at least 100. Environment variable: CLOUDINFRA_PROGRESS_INTERVAL_MS.
 	ProgressIntervalMs *int `pulumi:"progressIntervalMs"`
@@ -89,7 +89,7 @@ type ProviderArgs struct {
 	MaxRetries pulumi.IntPtrInput
 	// Password to sign in with (with email and totpSecret). Environment variable: CLOUDINFRA_PASSWORD.
 	Password pulumi.StringPtrInput
-	// Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
+	// Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
 	PollIntervalMs pulumi.IntPtrInput
 	// How often a job being waited for reports its progress. Default 5000, at least 100. Environment variable: CLOUDINFRA_PROGRESS_INTERVAL_MS.
 	ProgressIntervalMs pulumi.IntPtrInput

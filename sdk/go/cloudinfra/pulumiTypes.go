@@ -13,6 +13,133 @@ import (
 
 var _ = internal.GetEnvOrDefault
 
+// The expiry choices the API offers for new keys (an ApiKey's `expiresInDays`), in the API's order.
+type GetApiKeyOptionsResultExpirations struct {
+	// Days of validity: what an ApiKey's `expiresInDays` takes.
+	Days int `pulumi:"days"`
+	// How the API names the choice, e.g. "90 days".
+	Label string `pulumi:"label"`
+	// What the API reports of the choice beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+	Other map[string]interface{} `pulumi:"other"`
+}
+
+// The expiry choices the API offers for new keys (an ApiKey's `expiresInDays`), in the API's order.
+type GetApiKeyOptionsResultExpirationsOutput struct{ *pulumi.OutputState }
+
+func (GetApiKeyOptionsResultExpirationsOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GetApiKeyOptionsResultExpirations)(nil)).Elem()
+}
+
+func (o GetApiKeyOptionsResultExpirationsOutput) ToGetApiKeyOptionsResultExpirationsOutput() GetApiKeyOptionsResultExpirationsOutput {
+	return o
+}
+
+func (o GetApiKeyOptionsResultExpirationsOutput) ToGetApiKeyOptionsResultExpirationsOutputWithContext(ctx context.Context) GetApiKeyOptionsResultExpirationsOutput {
+	return o
+}
+
+// Days of validity: what an ApiKey's `expiresInDays` takes.
+func (o GetApiKeyOptionsResultExpirationsOutput) Days() pulumi.IntOutput {
+	return o.ApplyT(func(v GetApiKeyOptionsResultExpirations) int { return v.Days }).(pulumi.IntOutput)
+}
+
+// How the API names the choice, e.g. "90 days".
+func (o GetApiKeyOptionsResultExpirationsOutput) Label() pulumi.StringOutput {
+	return o.ApplyT(func(v GetApiKeyOptionsResultExpirations) string { return v.Label }).(pulumi.StringOutput)
+}
+
+// What the API reports of the choice beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+func (o GetApiKeyOptionsResultExpirationsOutput) Other() pulumi.MapOutput {
+	return o.ApplyT(func(v GetApiKeyOptionsResultExpirations) map[string]interface{} { return v.Other }).(pulumi.MapOutput)
+}
+
+type GetApiKeyOptionsResultExpirationsArrayOutput struct{ *pulumi.OutputState }
+
+func (GetApiKeyOptionsResultExpirationsArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]GetApiKeyOptionsResultExpirations)(nil)).Elem()
+}
+
+func (o GetApiKeyOptionsResultExpirationsArrayOutput) ToGetApiKeyOptionsResultExpirationsArrayOutput() GetApiKeyOptionsResultExpirationsArrayOutput {
+	return o
+}
+
+func (o GetApiKeyOptionsResultExpirationsArrayOutput) ToGetApiKeyOptionsResultExpirationsArrayOutputWithContext(ctx context.Context) GetApiKeyOptionsResultExpirationsArrayOutput {
+	return o
+}
+
+func (o GetApiKeyOptionsResultExpirationsArrayOutput) Index(i pulumi.IntInput) GetApiKeyOptionsResultExpirationsOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) GetApiKeyOptionsResultExpirations {
+		return vs[0].([]GetApiKeyOptionsResultExpirations)[vs[1].(int)]
+	}).(GetApiKeyOptionsResultExpirationsOutput)
+}
+
+// The roles the signed-in user may give a new key (an ApiKey's `roleId`), in the API's order.
+type GetApiKeyOptionsResultRoles struct {
+	// What the role may do.
+	Description string `pulumi:"description"`
+	// The role's id: what an ApiKey's `roleId` takes.
+	Id string `pulumi:"id"`
+	// The role's name.
+	Name string `pulumi:"name"`
+	// What the API reports of the role beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+	Other map[string]interface{} `pulumi:"other"`
+}
+
+// The roles the signed-in user may give a new key (an ApiKey's `roleId`), in the API's order.
+type GetApiKeyOptionsResultRolesOutput struct{ *pulumi.OutputState }
+
+func (GetApiKeyOptionsResultRolesOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*GetApiKeyOptionsResultRoles)(nil)).Elem()
+}
+
+func (o GetApiKeyOptionsResultRolesOutput) ToGetApiKeyOptionsResultRolesOutput() GetApiKeyOptionsResultRolesOutput {
+	return o
+}
+
+func (o GetApiKeyOptionsResultRolesOutput) ToGetApiKeyOptionsResultRolesOutputWithContext(ctx context.Context) GetApiKeyOptionsResultRolesOutput {
+	return o
+}
+
+// What the role may do.
+func (o GetApiKeyOptionsResultRolesOutput) Description() pulumi.StringOutput {
+	return o.ApplyT(func(v GetApiKeyOptionsResultRoles) string { return v.Description }).(pulumi.StringOutput)
+}
+
+// The role's id: what an ApiKey's `roleId` takes.
+func (o GetApiKeyOptionsResultRolesOutput) Id() pulumi.StringOutput {
+	return o.ApplyT(func(v GetApiKeyOptionsResultRoles) string { return v.Id }).(pulumi.StringOutput)
+}
+
+// The role's name.
+func (o GetApiKeyOptionsResultRolesOutput) Name() pulumi.StringOutput {
+	return o.ApplyT(func(v GetApiKeyOptionsResultRoles) string { return v.Name }).(pulumi.StringOutput)
+}
+
+// What the API reports of the role beyond the members above (the spec does not name the fields of this answer), as it sends it; absent when nothing more.
+func (o GetApiKeyOptionsResultRolesOutput) Other() pulumi.MapOutput {
+	return o.ApplyT(func(v GetApiKeyOptionsResultRoles) map[string]interface{} { return v.Other }).(pulumi.MapOutput)
+}
+
+type GetApiKeyOptionsResultRolesArrayOutput struct{ *pulumi.OutputState }
+
+func (GetApiKeyOptionsResultRolesArrayOutput) ElementType() reflect.Type {
+	return reflect.TypeOf((*[]GetApiKeyOptionsResultRoles)(nil)).Elem()
+}
+
+func (o GetApiKeyOptionsResultRolesArrayOutput) ToGetApiKeyOptionsResultRolesArrayOutput() GetApiKeyOptionsResultRolesArrayOutput {
+	return o
+}
+
+func (o GetApiKeyOptionsResultRolesArrayOutput) ToGetApiKeyOptionsResultRolesArrayOutputWithContext(ctx context.Context) GetApiKeyOptionsResultRolesArrayOutput {
+	return o
+}
+
+func (o GetApiKeyOptionsResultRolesArrayOutput) Index(i pulumi.IntInput) GetApiKeyOptionsResultRolesOutput {
+	return pulumi.All(o, i).ApplyT(func(vs []interface{}) GetApiKeyOptionsResultRoles {
+		return vs[0].([]GetApiKeyOptionsResultRoles)[vs[1].(int)]
+	}).(GetApiKeyOptionsResultRolesOutput)
+}
+
 // Every key the arguments select (every page read): by name then id, or in the API's order when `sort` is given.
 type GetApiKeysResultApiKeys struct {
 	// Creation time (ISO 8601).
@@ -3359,6 +3486,10 @@ func init() {
 	pulumi.RegisterInputType(reflect.TypeOf((*VirtualMachineNetworkInterfacesArrayInput)(nil)).Elem(), VirtualMachineNetworkInterfacesArray{})
 	pulumi.RegisterInputType(reflect.TypeOf((*VirtualMachineRescueInput)(nil)).Elem(), VirtualMachineRescueArgs{})
 	pulumi.RegisterInputType(reflect.TypeOf((*VirtualMachineRescuePtrInput)(nil)).Elem(), VirtualMachineRescueArgs{})
+	pulumi.RegisterOutputType(GetApiKeyOptionsResultExpirationsOutput{})
+	pulumi.RegisterOutputType(GetApiKeyOptionsResultExpirationsArrayOutput{})
+	pulumi.RegisterOutputType(GetApiKeyOptionsResultRolesOutput{})
+	pulumi.RegisterOutputType(GetApiKeyOptionsResultRolesArrayOutput{})
 	pulumi.RegisterOutputType(GetApiKeysResultApiKeysOutput{})
 	pulumi.RegisterOutputType(GetApiKeysResultApiKeysArrayOutput{})
 	pulumi.RegisterOutputType(GetAttachableVirtualMachinesResultVirtualMachinesOutput{})

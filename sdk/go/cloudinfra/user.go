@@ -36,6 +36,8 @@ type User struct {
 	Name pulumi.StringPtrOutput `pulumi:"name"`
 	// The password the user was registered with by this resource (secret); absent for invited or adopted users.
 	Password pulumi.StringPtrOutput `pulumi:"password"`
+	// `resendInviteTrigger` as given at the last create or update.
+	ResendInviteTrigger pulumi.StringPtrOutput `pulumi:"resendInviteTrigger"`
 	// Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).
 	RoleNames pulumi.StringArrayOutput `pulumi:"roleNames"`
 	// Roles held, as the API lists them, when the program manages `roleNames` (else undefined: see `getUser`).
@@ -112,6 +114,8 @@ type userArgs struct {
 	LastName *string `pulumi:"lastName"`
 	// First password, with `action: "register"` only (required then): 12-50 characters, upper- and lower-case letters, a number and a special character. Always stored as a secret. Used when the user is created only: later changes are ignored (users change their own password), and an adopted user keeps theirs.
 	Password *string `pulumi:"password"`
+	// Any text; changing it re-sends the invitation (`POST /users/{id}/resend-invite`) in place: same user, same id, a new invitation valid 7 days, so an `expired` one becomes `pending` again. The create does not re-send (it invites), nor does adopting a user; a user who already accepted is not re-sent one (a warning says so). Removing it does nothing. Default none.
+	ResendInviteTrigger *string `pulumi:"resendInviteTrigger"`
 	// Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not managed afterwards while left out. Changed in place: roles are granted and revoked to match. When given, the list is complete (a role granted by a UserRole resource is revoked): grant roles either here or with UserRole.
 	RoleNames []string `pulumi:"roleNames"`
 	// Resource groups the user belongs to: integer ids or ResourceGroup `id`s, at most 50. Default: not managed. Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's `members` or a ResourceGroupMember resource, not more than one (when given, the list is complete).
@@ -134,6 +138,8 @@ type UserArgs struct {
 	LastName pulumi.StringPtrInput
 	// First password, with `action: "register"` only (required then): 12-50 characters, upper- and lower-case letters, a number and a special character. Always stored as a secret. Used when the user is created only: later changes are ignored (users change their own password), and an adopted user keeps theirs.
 	Password pulumi.StringPtrInput
+	// Any text; changing it re-sends the invitation (`POST /users/{id}/resend-invite`) in place: same user, same id, a new invitation valid 7 days, so an `expired` one becomes `pending` again. The create does not re-send (it invites), nor does adopting a user; a user who already accepted is not re-sent one (a warning says so). Removing it does nothing. Default none.
+	ResendInviteTrigger pulumi.StringPtrInput
 	// Roles: `tenant-admin`, `tenant-user`, `vm-operator` (at most 3). Default `["tenant-user"]` when created, and not managed afterwards while left out. Changed in place: roles are granted and revoked to match. When given, the list is complete (a role granted by a UserRole resource is revoked): grant roles either here or with UserRole.
 	RoleNames pulumi.StringArrayInput
 	// Resource groups the user belongs to: integer ids or ResourceGroup `id`s, at most 50. Default: not managed. Changed in place: memberships are added and removed to match. Manage a membership either here or in the group's `members` or a ResourceGroupMember resource, not more than one (when given, the list is complete).
@@ -225,6 +231,11 @@ func (o UserOutput) Name() pulumi.StringPtrOutput {
 // The password the user was registered with by this resource (secret); absent for invited or adopted users.
 func (o UserOutput) Password() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *User) pulumi.StringPtrOutput { return v.Password }).(pulumi.StringPtrOutput)
+}
+
+// `resendInviteTrigger` as given at the last create or update.
+func (o UserOutput) ResendInviteTrigger() pulumi.StringPtrOutput {
+	return o.ApplyT(func(v *User) pulumi.StringPtrOutput { return v.ResendInviteTrigger }).(pulumi.StringPtrOutput)
 }
 
 // Roles held, sorted, when the program manages `roleNames` (else undefined: roles granted elsewhere are not drift).

@@ -85,7 +85,7 @@ Object.defineProperty(exports, "password", {
 });
 
 /**
- * Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
+ * Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
  */
 export declare const pollIntervalMs: number | undefined;
 Object.defineProperty(exports, "pollIntervalMs", {

@@ -46,7 +46,7 @@ func GetPassword(ctx *pulumi.Context) string {
 	return config.Get(ctx, "cloudinfra:password")
 }
 
-// Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
+// Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
 func GetPollIntervalMs(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "cloudinfra:pollIntervalMs")
 }
