@@ -9,6 +9,7 @@ import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, type InputFields } from "./fields";
+import { apiKeyPermissions } from "./preflight";
 
 /**
  * The create request's body (`POST /auth/api-keys`), with what a program has beyond it: `enabled` (the status route's)
@@ -356,6 +357,7 @@ export const apiKey = defineKind({
   secretOutputs: ["key"],
   // Keys are created by a signed-in session: a stack with only an API key fails at check, before any request.
   settingsFor: sessionSettings,
+  preflight: apiKeyPermissions,
   diff: (_id, olds, news) => diff(olds, news),
   create,
   read,
