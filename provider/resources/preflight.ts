@@ -115,6 +115,11 @@ export class RunReads {
   private readonly vmVolumes = new Map<string, VmVolumes>();
   /** The volumes the run's attachments attach to each VM. */
   private readonly planned = new Map<string, Set<string>>();
+  /**
+   * The names of each kind that resources of this stack hold: seen in a check with previous inputs. The engine checks
+   * a replacement a second time without them, which must not count the resource's own name as taken.
+   */
+  readonly stackNames = new Map<string, Set<string>>();
   /** Whether the provider's own key was looked at (one warning per run at most). */
   keyLooked = false;
 
@@ -244,6 +249,9 @@ export async function runPreflight(
 
 const resourceLabel = (news: Props) => (typeof news.name === "string" ? `"${news.name}"` : "resource");
 
+/** How many pages of the key list are read, at most, to find the provider's own key. */
+const KEY_PAGES = 2;
+
 /**
  * The provider's own API key, once per run: Expiring (within 30 days of its expiry) warns with the date and how to
  * rotate. Read from the key list (`GET /auth/api-keys`), matched by the key's leading characters (`start`).
@@ -253,7 +261,10 @@ async function warnOfOwnKey(ctx: HandlerContext, reads: RunReads): Promise<void>
   reads.keyLooked = true;
   const secret = ctx.settings.auth.apiKey;
   try {
+    let seen = 0;
     for await (const key of ctx.api.listAll("listApiKeys")) {
+      // The newest first (the list's default order): a key this old is not looked for beyond two pages.
+      if (++seen > KEY_PAGES * 100) return;
       if (!secret.startsWith(key.start)) continue;
       if (key.status === "Expiring") {
         ctx.log.warn(
@@ -301,19 +312,20 @@ export const gpuCapacity: PreflightCheck = async ({ olds, news, reads, read }) =
       },
     ];
   }
-  const available = entry.availability.flatMap((a) =>
-    (["1", "2", "4", "8"] as const)
-      .filter((n) => a.gpuCounts[n].available)
-      .map((n) => `${a.datacenterName} (${a.datacenterId}) × ${n}`),
+  const places = entry.availability.filter((a) => (["1", "2", "4", "8"] as const).some((n) => a.gpuCounts[n].available));
+  const available = places.flatMap((a) =>
+    (["1", "2", "4", "8"] as const).filter((n) => a.gpuCounts[n].available).map((n) => `${a.datacenterName} × ${n}`),
   );
+  const ids = places.map((a) => `${a.datacenterName} = ${a.datacenterId}`).join(", ");
   const where = place ? `${place.datacenterName} (${place.datacenterId})` : `data center ${String(datacenterId)}`;
   return [
     {
       property: "gpuCount",
       reason:
-        `GPU VM "${String(name)}": ${entry.seriesName} × ${count} is not available in ${where} ${seen}. ` +
+        `GPU VM "${String(name)}": ${entry.seriesName} with ${count} GPU(s) is not available in ${where} ${seen}. ` +
         (available.length > 0
-          ? `Available now for ${entry.seriesName}: ${available.join(", ")}. Set datacenterId and gpuCount to one of these`
+          ? `Available now for ${entry.seriesName}: ${available.join(", ")} (data center ids: ${ids}). Set ` +
+            "datacenterId and gpuCount to one of these"
           : `No ${entry.seriesName} combination is available anywhere now. Choose another seriesId`) +
         ", or preview again later",
     },
@@ -325,10 +337,15 @@ export const freeName =
   (kind: "volume" | "network"): PreflightCheck =>
   async ({ olds, news, reads, read }) => {
     const { name } = news;
-    if (typeof name !== "string" || !known(name)) return [];
     const creating = isCreate(olds);
+    let held = reads.stackNames.get(kind);
+    if (!held) reads.stackNames.set(kind, (held = new Set()));
+    if (!creating && typeof olds.name === "string") held.add(olds.name);
+    if (typeof name !== "string" || !known(name)) return [];
     if (creating && news.adopt === true) return [];
     if (!creating && olds.name === name) return [];
+    // A replacement's second check (no previous inputs): the name is the stack's own, freed by the replacement.
+    if (creating && held.has(name)) return [];
     const time = new Date();
     const holder = await read(`whether the ${kind} name is free (GET the ${kind} list)`, `${kind} "${name}"`, () =>
       reads.nameHolder(kind, name),
@@ -352,7 +369,7 @@ export const freeName =
  * counting the other attachments to it in this run. Ids not known at preview are checked by `up`'s own check, with
  * the ids known, just before the attach is sent.
  */
-export const attachable: PreflightCheck = async ({ olds, news, reads, read }) => {
+export const attachable: PreflightCheck = async ({ ctx, olds, news, reads, read }) => {
   const { volumeId, virtualMachineId } = news;
   if (typeof volumeId !== "string" || typeof virtualMachineId !== "string" || !known(volumeId, virtualMachineId)) {
     return [];
@@ -376,13 +393,23 @@ export const attachable: PreflightCheck = async ({ olds, news, reads, read }) =>
   const vm = vms.find((v) => v.id === virtualMachineId);
   if (!vm) {
     const there = vms.map((v) => `"${v.name}" (${v.id})`).join(", ");
+    // Only on a failure: the two data centers, by name (each read may fail: the message then says less).
+    const [volume, detail] = await Promise.all([
+      ctx.api.getVolume({ params: { id: volumeId } }).catch(() => undefined),
+      ctx.api.getVm({ params: { id: virtualMachineId } }).catch(() => undefined),
+    ]);
+    const volumeAt = volume ? ` "${volume.name}", in ${volume.datacenter.name}` : "";
+    const vmAt = detail
+      ? `"${detail.virtualMachine.name}" (${virtualMachineId}) is in ${detail.virtualMachine.datacenter.name}`
+      : `${virtualMachineId} is not there`;
     return [
       {
         property: "virtualMachineId",
         reason:
-          `virtual machine ${virtualMachineId} is not in the data center of volume ${volumeId} (${route} ${at(time)} ` +
-          `lists ${vms.length === 0 ? "no VM there" : `only ${there}`}), so the API would refuse the attach. Attach ` +
-          "the volume to a VM of its data center, or create the volume in the VM's data center",
+          `virtual machine ${vmAt}, not in the data center of volume ${volumeId}${volumeAt} (${route} ${at(time)} ` +
+          `lists ${vms.length === 0 ? "no VM there" : `only ${there}`}): the API attaches a volume only to a VM of ` +
+          "its own data center and would refuse the attach. Attach the volume to a VM of its data center, or create " +
+          "the volume in the VM's data center",
       },
     ];
   }

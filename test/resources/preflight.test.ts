@@ -91,16 +91,17 @@ describe("GPU capacity at preview", () => {
     expect(refused.failures).toHaveLength(1);
     expect(refused.failures[0]!.property).toBe("gpuCount");
     const reason = refused.failures[0]!.reason;
-    expect(reason).toContain(`GPU VM "big": ${h100.name} × 8 is not available in ${fra!.name} (${fra!.id})`);
+    expect(reason).toContain(`GPU VM "big": ${h100.name} with 8 GPU(s) is not available in ${fra!.name} (${fra!.id})`);
     expect(reason).toMatch(/GET \/resource\/gpu\/inventory at \d{4}-\d\d-\d\dT[\d:.]+Z, when this preview ran/);
     expect(reason).toContain("which still reports the API's 409");
     // What the API holds now: every data center offers h100 × 1, none × 8.
-    expect(reason).toContain(`Available now for ${h100.name}: ${fra!.name} (${fra!.id}) × 1`);
-    expect(reason.slice(reason.indexOf("Available now"))).not.toMatch(/× 8/);
+    expect(reason).toContain(`Available now for ${h100.name}: ${fra!.name} × 1, ${fra!.name} × 2, ${fra!.name} × 4`);
+    expect(reason).toContain(`(data center ids: ${fra!.name} = ${fra!.id}, `);
+    expect(reason).not.toMatch(/× 8/);
 
     // nyc-1 has no capacity above 2 GPUs; 1 GPU there is fine. The inventory is read once for the run.
     expect((await check(ctx, "GpuVirtualMachine", gpu("nyc-4", a100.id, 4, nyc.id))).failures).toEqual([
-      expect.objectContaining({ property: "gpuCount", reason: expect.stringContaining(`× 4 is not available in ${nyc.name}`) }),
+      expect.objectContaining({ property: "gpuCount", reason: expect.stringContaining(`with 4 GPU(s) is not available in ${nyc.name}`) }),
     ]);
     expect((await check(ctx, "GpuVirtualMachine", gpu("nyc-1", a100.id, 1, nyc.id))).failures).toEqual([]);
     const log = await stack.requests(mark);
@@ -140,7 +141,7 @@ describe("GPU capacity at preview", () => {
     const warned = run({ "cloudinfra:preflight": "warn" });
     expect((await check(warned, "GpuVirtualMachine", gpu("x", h100.id, 8))).failures).toEqual([]);
     expect(warned.warnings).toEqual([
-      expect.stringMatching(/^"x": gpuCount: GPU VM "x": .* × 8 is not available .*cloudinfra:preflight is "warn"/),
+      expect.stringMatching(/^"x": gpuCount: GPU VM "x": .* with 8 GPU\(s\) is not available .*cloudinfra:preflight is "warn"/),
     ]);
     await closeClients();
     const off = run({ "cloudinfra:preflight": "off" });
@@ -174,8 +175,12 @@ describe("names at preview", () => {
     expect(refused.failures[0]!.reason).toContain("Set `adopt: true` to take that volume over, or choose another name");
     expect((await check(ctx, "Volume", volume("pf-held", { adopt: true }))).failures).toEqual([]);
     expect((await check(ctx, "Volume", volume("pf-free"))).failures).toEqual([]);
-    // An update keeping the name is not a create: nothing to check.
+    // An update keeping the name is not a create: nothing to check. Nor is a replacement's second check (the engine
+    // sends it without previous inputs): the name is the stack's own.
     expect((await check(ctx, "Volume", volume("pf-held"), volume("pf-held"))).failures).toEqual([]);
+    const replacement = volume("pf-held", { datacenterId: second!.id });
+    expect((await check(ctx, "Volume", replacement, volume("pf-held"))).failures).toEqual([]);
+    expect((await check(ctx, "Volume", replacement)).failures).toEqual([]);
     const log = await stack.requests(mark);
     expect(writes(log)).toEqual([]);
     expect(log.filter((r) => r.path.endsWith("/resource/volumes")).length).toBe(1);
@@ -229,7 +234,10 @@ describe("attachability at preview", () => {
     expect(far.failures).toEqual([
       {
         property: "virtualMachineId",
-        reason: expect.stringContaining(`virtual machine ${vm.id} is not in the data center of volume ${elsewhere}`),
+        reason: expect.stringContaining(
+          `virtual machine "pf-vm" (${vm.id}) is in ${fra!.name}, not in the data center of volume ${elsewhere} ` +
+            `"pf-far", in ${second!.name}`,
+        ),
       },
     ]);
     // The VM holds none of its 4; the plan attaches 5: the first 4 fit, the fifth is refused, naming the others.
@@ -249,7 +257,7 @@ describe("attachability at preview", () => {
     expect(gone.failures).toEqual([{ property: "volumeId", reason: expect.stringContaining("does not exist") }]);
     const log = await stack.requests(mark);
     expect(writes(log)).toEqual([]);
-    // One read per distinct volume, one credentials check.
+    // One read per distinct volume, one credentials check (and, for the failure, the volume and VM by id).
     expect(calls(log, /available-virtual-machines$/)).toBe(local.length + 2);
     expect(calls(log, /\/auth\/check$/)).toBe(1);
 
