@@ -210,7 +210,9 @@ export async function runPreflight(
   news: Props,
 ): Promise<CheckFailure[]> {
   const mode = ctx.settings.preflight;
-  if (mode === "off" || used.skipCredentialsValidation) return [];
+  // No network at preview (skipCredentialsValidation), or credentials that would sign in: signing in spends the TOTP
+  // code that the `up` after the preview needs (as the credentials check, context.ts), so nothing is read.
+  if (mode === "off" || used.skipCredentialsValidation || "password" in used.auth) return [];
   const api = used === ctx.settings ? ctx.api : ctx.clientFor(used);
   const reads = runReadsOf(api);
   await warnOfOwnKey(ctx, reads);
