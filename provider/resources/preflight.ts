@@ -1,6 +1,12 @@
 import { ApiError, type CloudClient } from "../client";
 import type { z } from "zod";
-import { routes, type AttachableVm as AttachableVmSchema, type GpuInventoryEntry, type RouteName, type RouteSpec } from "../api";
+import {
+  routes,
+  type AttachableVm as AttachableVmSchema,
+  type GpuInventoryEntry,
+  type RouteName,
+  type RouteSpec,
+} from "../api";
 import type { CheckFailure } from "./check";
 import { callerOf, type Caller, type HandlerContext } from "./context";
 import { sameValue } from "./diff";
@@ -314,7 +320,9 @@ export const gpuCapacity: PreflightCheck = async ({ olds, news, reads, read }) =
       },
     ];
   }
-  const places = entry.availability.filter((a) => (["1", "2", "4", "8"] as const).some((n) => a.gpuCounts[n].available));
+  const places = entry.availability.filter((a) =>
+    (["1", "2", "4", "8"] as const).some((n) => a.gpuCounts[n].available),
+  );
   const available = places.flatMap((a) =>
     (["1", "2", "4", "8"] as const).filter((n) => a.gpuCounts[n].available).map((n) => `${a.datacenterName} × ${n}`),
   );
@@ -455,7 +463,11 @@ function vmOperations(olds: Props, news: Props, gpu: boolean): Operation[] {
   }
   if (!creating && changed("resetTrigger")) {
     const route = gpu ? "resetGpuVm" : "resetVm";
-    ops.push({ property: "resetTrigger", what: `the reset a changed resetTrigger asks for (${describe(route)})`, route });
+    ops.push({
+      property: "resetTrigger",
+      what: `the reset a changed resetTrigger asks for (${describe(route)})`,
+      route,
+    });
   }
   if (!gpu) {
     if (known(news.rescue) && (creating ? news.rescue !== undefined : !sameValue(olds.rescue, news.rescue))) {
@@ -527,7 +539,11 @@ export const apiKeyPermissions: PreflightCheck = (call) => {
   }
   if (!creating) {
     if (known(news.enabled) && news.enabled !== undefined && !sameValue(olds.enabled, news.enabled)) {
-      ops.push({ property: "enabled", what: `changing enabled (${describe("setApiKeyStatus")})`, route: "setApiKeyStatus" });
+      ops.push({
+        property: "enabled",
+        what: `changing enabled (${describe("setApiKeyStatus")})`,
+        route: "setApiKeyStatus",
+      });
     }
     if (known(news.rotation) && news.rotation !== undefined && !sameValue(olds.rotation, news.rotation)) {
       ops.push({ property: "rotation", what: `the rotation (${describe("rotateApiKey")})`, route: "rotateApiKey" });

@@ -116,7 +116,9 @@ describeCli("preview predicts what up would refuse", () => {
     const near = await volumeIn("pfe-near", fra!.id);
     plan.attach = { volumeId: far, virtualMachineId: vm };
     failed = await failedPreview(stack);
-    expect(failed.text).toContain(`is in ${fra!.name}, not in the data center of volume ${far} "pfe-far", in ${ams!.name}`);
+    expect(failed.text).toContain(
+      `is in ${fra!.name}, not in the data center of volume ${far} "pfe-far", in ${ams!.name}`,
+    );
     expect(failed.writes).toEqual([]);
     plan.attach = { volumeId: near, virtualMachineId: vm };
     await stack.preview({ color: "never" });
@@ -129,7 +131,9 @@ describeCli("preview predicts what up would refuse", () => {
     plan.vmPower = "stopped";
     await stack.setConfig("cloudinfra:apiKey", { value: member.apiKey, secret: true });
     failed = await failedPreview(stack);
-    expect(failed.text).toContain("needs the permission vm:operate or vm:write, which the credentials of this stack lack");
+    expect(failed.text).toContain(
+      "needs the permission vm:operate or vm:write, which the credentials of this stack lack",
+    );
     expect(failed.text).toContain(`they act as ${member.email} with the role(s) tenant-user`);
     expect(failed.writes).toEqual([]);
     await stack.setConfig("cloudinfra:apiKey", { value: admin.apiKey, secret: true });

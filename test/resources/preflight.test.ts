@@ -101,7 +101,10 @@ describe("GPU capacity at preview", () => {
 
     // nyc-1 has no capacity above 2 GPUs; 1 GPU there is fine. The inventory is read once for the run.
     expect((await check(ctx, "GpuVirtualMachine", gpu("nyc-4", a100.id, 4, nyc.id))).failures).toEqual([
-      expect.objectContaining({ property: "gpuCount", reason: expect.stringContaining(`with 4 GPU(s) is not available in ${nyc.name}`) }),
+      expect.objectContaining({
+        property: "gpuCount",
+        reason: expect.stringContaining(`with 4 GPU(s) is not available in ${nyc.name}`),
+      }),
     ]);
     expect((await check(ctx, "GpuVirtualMachine", gpu("nyc-1", a100.id, 1, nyc.id))).failures).toEqual([]);
     const log = await stack.requests(mark);
@@ -141,7 +144,9 @@ describe("GPU capacity at preview", () => {
     const warned = run({ "cloudinfra:preflight": "warn" });
     expect((await check(warned, "GpuVirtualMachine", gpu("x", h100.id, 8))).failures).toEqual([]);
     expect(warned.warnings).toEqual([
-      expect.stringMatching(/^"x": gpuCount: GPU VM "x": .* with 8 GPU\(s\) is not available .*cloudinfra:preflight is "warn"/),
+      expect.stringMatching(
+        /^"x": gpuCount: GPU VM "x": .* with 8 GPU\(s\) is not available .*cloudinfra:preflight is "warn"/,
+      ),
     ]);
     await closeClients();
     const off = run({ "cloudinfra:preflight": "off" });
@@ -154,7 +159,10 @@ describe("GPU capacity at preview", () => {
 describe("names at preview", () => {
   it("a volume create whose name is held fails with adopt or another name; adopt and free names pass; one list read", async () => {
     const catalog = await stack.api.volumeSizes({ params: { id: fra!.id } });
-    sizeIds.set(fra!.id, catalog.volumeTypes.find((t) => t.id === SSD)!.availableSizes.find((s) => s.sizeGb === 10)!.id);
+    sizeIds.set(
+      fra!.id,
+      catalog.volumeTypes.find((t) => t.id === SSD)!.availableSizes.find((s) => s.sizeGb === 10)!.id,
+    );
     const held = await volumeIn("pf-held", fra!.id);
     const ctx = run();
     const volume = (name: string, extra: Props = {}) => ({
@@ -215,12 +223,17 @@ describe("attachability at preview", () => {
       catalog.volumeTypes.find((t) => t.id === SSD)!.availableSizes.find((s) => s.sizeGb === 10)!.id,
     );
     const vmInputs = (
-      await checkResource(ctx, kinds.VirtualMachine, {}, {
-        name: "pf-vm",
-        datacenterId: fra!.id,
-        imageId: ubuntu!.id,
-        configurationId: small.id,
-      })
+      await checkResource(
+        ctx,
+        kinds.VirtualMachine,
+        {},
+        {
+          name: "pf-vm",
+          datacenterId: fra!.id,
+          imageId: ubuntu!.id,
+          configurationId: small.id,
+        },
+      )
     ).inputs;
     const vm = await kinds.VirtualMachine.create(ctx, vmInputs);
     const local = [];
@@ -282,12 +295,17 @@ describe("permissions at preview", () => {
   it("a power change by credentials without vm:operate fails, naming the permission, the roles and the fix", async () => {
     const ctx = run();
     const inputs = (
-      await checkResource(ctx, kinds.VirtualMachine, {}, {
-        name: "pf-op",
-        datacenterId: fra!.id,
-        imageId: ubuntu!.id,
-        configurationId: small.id,
-      })
+      await checkResource(
+        ctx,
+        kinds.VirtualMachine,
+        {},
+        {
+          name: "pf-op",
+          datacenterId: fra!.id,
+          imageId: ubuntu!.id,
+          configurationId: small.id,
+        },
+      )
     ).inputs;
     const vm = await kinds.VirtualMachine.create(ctx, inputs);
     expect(vm.id).toBeTruthy();
