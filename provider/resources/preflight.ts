@@ -1,12 +1,6 @@
 import { ApiError, type CloudClient } from "../client";
 import type { z } from "zod";
-import {
-  routes,
-  type AttachableVm as AttachableVmSchema,
-  type GpuInventoryEntry,
-  type RouteName,
-  type RouteSpec,
-} from "../api";
+import { routes, type AttachableVm as AttachableVmSchema, type GpuInventoryEntry, type RouteSpec } from "../api";
 import type { CheckFailure } from "./check";
 import { callerOf, type Caller, type HandlerContext } from "./context";
 import { sameValue } from "./diff";
@@ -448,7 +442,8 @@ export const attachable: PreflightCheck = async ({ ctx, olds, news, reads, read 
 interface Operation {
   property: string;
   what: string;
-  route: RouteName;
+  /** The route's spec (not its name: the request is only planned here, not sent). */
+  route: RouteSpec;
 }
 
 /** The operations a VM's or GPU VM's plan sends that need a permission beyond create (power, reset, rescue). */
@@ -458,11 +453,12 @@ function vmOperations(olds: Props, news: Props, gpu: boolean): Operation[] {
   const changed = (k: string) => news[k] !== undefined && known(news[k]) && !sameValue(olds[k], news[k]);
   const power = news.powerState;
   if (known(power) && (creating ? power === "stopped" : changed("powerState") && power !== undefined)) {
-    const route = power === "stopped" ? (gpu ? "stopGpuVm" : "stopVm") : gpu ? "startGpuVm" : "startVm";
+    const route =
+      power === "stopped" ? (gpu ? routes.stopGpuVm : routes.stopVm) : gpu ? routes.startGpuVm : routes.startVm;
     ops.push({ property: "powerState", what: `powerState "${String(power)}" (${describe(route)})`, route });
   }
   if (!creating && changed("resetTrigger")) {
-    const route = gpu ? "resetGpuVm" : "resetVm";
+    const route = gpu ? routes.resetGpuVm : routes.resetVm;
     ops.push({
       property: "resetTrigger",
       what: `the reset a changed resetTrigger asks for (${describe(route)})`,
@@ -471,24 +467,21 @@ function vmOperations(olds: Props, news: Props, gpu: boolean): Operation[] {
   }
   if (!gpu) {
     if (known(news.rescue) && (creating ? news.rescue !== undefined : !sameValue(olds.rescue, news.rescue))) {
-      const route = news.rescue === undefined ? "unrescueVm" : "rescueVm";
+      const route = news.rescue === undefined ? routes.unrescueVm : routes.rescueVm;
       ops.push({ property: "rescue", what: `the rescue (${describe(route)})`, route });
     }
     if (news.shutdownBeforeDelete === true && olds.shutdownBeforeDelete !== true) {
       ops.push({
         property: "shutdownBeforeDelete",
-        what: `shutdownBeforeDelete (the VM's delete stops it first: ${describe("stopVm")})`,
-        route: "stopVm",
+        what: `shutdownBeforeDelete (the VM's delete stops it first: ${describe(routes.stopVm)})`,
+        route: routes.stopVm,
       });
     }
   }
   return ops;
 }
 
-const describe = (route: RouteName) => {
-  const spec: RouteSpec = routes[route];
-  return `${spec.method} ${spec.path.replace(/:(\w+)/g, "{$1}")}`;
-};
+const describe = (spec: RouteSpec) => `${spec.method} ${spec.path.replace(/:(\w+)/g, "{$1}")}`;
 
 /** Fails each operation the caller has none of the route's permissions for (the run's one `GET /auth/check`). */
 async function permitted(call: PreflightCall, resource: string, ops: Operation[]): Promise<CheckFailure[]> {
@@ -500,7 +493,7 @@ async function permitted(call: PreflightCall, resource: string, ops: Operation[]
   if (!caller) return [];
   const failures: CheckFailure[] = [];
   for (const op of ops) {
-    const needed: readonly string[] = (routes[op.route] as RouteSpec).permission ?? [];
+    const needed: readonly string[] = op.route.permission ?? [];
     if (needed.length === 0 || needed.some((p) => caller.user.permissions.includes(p))) continue;
     failures.push({ property: op.property, reason: lacking(caller, op, needed, time) });
   }
@@ -535,18 +528,26 @@ export const apiKeyPermissions: PreflightCheck = (call) => {
   const ops: Operation[] = [];
   const creating = isCreate(olds);
   if (creating) {
-    ops.push({ property: "name", what: `creating an API key (${describe("createApiKey")})`, route: "createApiKey" });
+    ops.push({
+      property: "name",
+      what: `creating an API key (${describe(routes.createApiKey)})`,
+      route: routes.createApiKey,
+    });
   }
   if (!creating) {
     if (known(news.enabled) && news.enabled !== undefined && !sameValue(olds.enabled, news.enabled)) {
       ops.push({
         property: "enabled",
-        what: `changing enabled (${describe("setApiKeyStatus")})`,
-        route: "setApiKeyStatus",
+        what: `changing enabled (${describe(routes.setApiKeyStatus)})`,
+        route: routes.setApiKeyStatus,
       });
     }
     if (known(news.rotation) && news.rotation !== undefined && !sameValue(olds.rotation, news.rotation)) {
-      ops.push({ property: "rotation", what: `the rotation (${describe("rotateApiKey")})`, route: "rotateApiKey" });
+      ops.push({
+        property: "rotation",
+        what: `the rotation (${describe(routes.rotateApiKey)})`,
+        route: routes.rotateApiKey,
+      });
     }
   }
   return permitted(call, `API key "${String(news.name)}"`, ops);
