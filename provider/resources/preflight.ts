@@ -356,14 +356,14 @@ export const freeName =
     );
     if (!holder) return [];
     const fix = creating
-      ? `set \`adopt: true\` to take that ${kind} over, or choose another name`
-      : "choose another name";
+      ? "Set `adopt: true` to manage it from this program, or choose another name"
+      : "Choose another name";
     return [
       {
         property: "name",
         reason:
-          `a ${kind} named "${name}" already exists (${holder.id}, ${at(time)}), and ${kind} names are unique: the ` +
-          `API would refuse this ${creating ? "create" : "rename"} with a 409. ${fix[0]!.toUpperCase()}${fix.slice(1)}`,
+          `A ${kind} named "${name}" already exists (${holder.id}), and ${kind} names are unique: the API would ` +
+          `refuse this ${creating ? "create" : "rename"} with a 409 (the ${kind} list ${at(time)}). ${fix}`,
       },
     ];
   };

@@ -103,8 +103,8 @@ describeCli("preview predicts what up would refuse", () => {
     // 2. A volume name an unmanaged volume holds.
     plan.adopt = false;
     failed = await failedPreview(stack);
-    expect(failed.text).toContain(`a volume named "pfe-held" already exists (${held}`);
-    expect(failed.text).toContain("Set `adopt: true` to take that volume over, or choose another name");
+    expect(failed.text).toContain(`A volume named "pfe-held" already exists (${held})`);
+    expect(failed.text).toContain("Set `adopt: true` to manage it from this program, or choose another name");
     expect(failed.writes).toEqual([]);
     plan.adopt = true;
     await stack.preview({ color: "never" });
@@ -183,8 +183,8 @@ describeCli("preview predicts what up would refuse", () => {
     plan.gpuCount = 1;
     plan.netName = "pfp-held";
     failed = await failedPreview(stack);
-    expect(failed.text).toContain(`a network named "pfp-held" already exists (${held}`);
-    expect(failed.text).toContain("Set `adopt: true` to take that network over, or choose another name");
+    expect(failed.text).toContain(`A network named "pfp-held" already exists (${held})`);
+    expect(failed.text).toContain("Set `adopt: true` to manage it from this program, or choose another name");
     expect(failed.writes).toEqual([]);
 
     // As warnings: the preview passes and says the same.

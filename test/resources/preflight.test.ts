@@ -177,10 +177,14 @@ describe("names at preview", () => {
     expect(refused.failures).toEqual([
       {
         property: "name",
-        reason: expect.stringContaining(`a volume named "pf-held" already exists (${held}, at `),
+        reason: expect.stringContaining(
+          `A volume named "pf-held" already exists (${held}), and volume names are unique`,
+        ),
       },
     ]);
-    expect(refused.failures[0]!.reason).toContain("Set `adopt: true` to take that volume over, or choose another name");
+    expect(refused.failures[0]!.reason).toContain(
+      "Set `adopt: true` to manage it from this program, or choose another name",
+    );
     expect((await check(ctx, "Volume", volume("pf-held", { adopt: true }))).failures).toEqual([]);
     expect((await check(ctx, "Volume", volume("pf-free"))).failures).toEqual([]);
     // An update keeping the name is not a create: nothing to check. Nor is a replacement's second check (the engine
@@ -205,7 +209,7 @@ describe("names at preview", () => {
     const next = run();
     const mark = stack.mark();
     expect((await check(next, "Network", network("pf-net"))).failures).toEqual([
-      { property: "name", reason: expect.stringContaining(`a network named "pf-net" already exists (${created.id}`) },
+      { property: "name", reason: expect.stringContaining(`A network named "pf-net" already exists (${created.id})`) },
     ]);
     const renamed = await check(next, "Network", network("pf-net"), network("pf-other"));
     expect(renamed.failures[0]!.reason).toContain("would refuse this rename with a 409. Choose another name");
