@@ -62,7 +62,12 @@ export const internalUseNames: Record<string, string> = {
   "provider/client/auth.ts › Authenticator.performSignIn": "sign-in (email, password, TOTP)",
   "provider/client/client.ts › CloudClientBase.constructor": "job polling (client.jobs)",
   "provider/client/client.ts › CloudClientBase.sendSignOut": "sign-out (when the provider process ends)",
-  "provider/resources/context.ts › verifyCredentials": "credentials check (once per run)",
+  "provider/resources/context.ts › checkedCaller": "credentials check (once per run)",
+  "provider/resources/preflight.ts › RunReads.gpuInventory": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › RunReads.nameHolder": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › RunReads.attachableVms": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › attachable": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › warnOfOwnKey": "preview checks (preflight.ts)",
 };
 
 /** One call of a route found in provider/. */

@@ -17,6 +17,7 @@ import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { containsUnknown, plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, type InputFields } from "./fields";
+import { apiKeyPermissions } from "./preflight";
 
 type RoleOptionItem = z.output<typeof RoleOption>;
 type ExpirationOptionItem = z.output<typeof ExpirationOption>;
@@ -444,6 +445,7 @@ export const apiKey = defineKind({
     }
     return result;
   },
+  preflight: apiKeyPermissions,
   diff: (_id, olds, news) => diff(olds, news),
   create,
   read,

@@ -64,7 +64,10 @@ export function handlerContext(scope: OperationScope): HandlerContext {
 
 const clients = new Map<string, CloudClient>();
 const pacers = new Map<string, Pacer>();
-const verified = new Map<string, Promise<void>>();
+const verified = new Map<string, Promise<Caller>>();
+
+/** Who the credentials are (`GET /auth/check`): their user, roles and permissions in the active entity. */
+export type Caller = Awaited<ReturnType<CloudClient["check"]>>;
 
 /**
  * One rate budget per API for the whole process: the clients of a deployment (an API key, and the session that
@@ -222,18 +225,29 @@ export function verifyCredentials(ctx: HandlerContext, current: Settings = ctx.s
   // Signing in (email, password, TOTP) is not a check without effects: it opens a session and spends a TOTP code
   // that the `up` after a preview could then not use. Those credentials are checked by the first real call.
   if (current.skipCredentialsValidation || "password" in current.auth) return Promise.resolve();
+  return checkedCaller(ctx, current).then(() => undefined);
+}
+
+/**
+ * Who these credentials are, from the one `GET /auth/check` of the run that {@link verifyCredentials} sends (the
+ * preview checks of permissions read it too); undefined where that check is not made (signing in, or
+ * `cloudinfra:skipCredentialsValidation`).
+ */
+export function callerOf(ctx: HandlerContext, current: Settings = ctx.settings): Promise<Caller | undefined> {
+  if (current.skipCredentialsValidation || "password" in current.auth) return Promise.resolve(undefined);
+  return checkedCaller(ctx, current);
+}
+
+function checkedCaller(ctx: HandlerContext, current: Settings): Promise<Caller> {
   const key = settingsKey(current);
   let found = verified.get(key);
   if (!found) {
     found = ctx
       .clientFor(current)
       .check()
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          throw credentialsCheckFailure(ctx.configuration, current, error);
-        },
-      );
+      .catch((error: unknown) => {
+        throw credentialsCheckFailure(ctx.configuration, current, error);
+      });
     found.catch(() => undefined);
     verified.set(key, found);
   }

@@ -12,6 +12,7 @@ import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { exposedPrivateKey, keptPrivateKey, plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
+import { gpuChecks } from "./preflight";
 
 /**
  * The create request's body (`POST /resource/gpu`), with what a program has beyond it: `teamId` also
@@ -604,6 +605,7 @@ export const gpuVirtualMachine = defineKind({
     ],
   },
   crossChecks,
+  preflight: gpuChecks,
   diffSpec,
   create,
   read,

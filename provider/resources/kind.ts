@@ -7,6 +7,7 @@ import { diffSpecOf, inputsAsReported, type InputField, type InputFields } from 
 import { diffInputs, type DiffSpec } from "./diff";
 import { plainInputs, type Props } from "./props";
 import type { Configuration, Settings } from "./settings";
+import { runPreflight, type PreflightCheck } from "./preflight";
 
 /** The name of an output of a kind whose inputs are `I` and outputs beyond them `O` (zod objects). */
 export type OutputName<I extends z.ZodObject, O extends z.ZodObject> = Extract<
@@ -62,6 +63,11 @@ export interface ResourceKind {
    * check reads the API; a host may leave it out where it has none to give (then such a check skips those reads).
    */
   check(olds: Props, news: Props, ctx?: HandlerContext): CheckResult<Props> | Promise<CheckResult<Props>>;
+  /**
+   * What `up` would be refused, read from the API's current state (capacity, attachability, permissions, names):
+   * run by {@link checkResource} after the inputs passed their own checks, under `cloudinfra:preflight` (preflight.ts).
+   */
+  readonly preflight?: PreflightCheck;
   /** `olds` are the current outputs (refreshed or not), `news` the checked inputs. */
   diff(id: string, olds: Props, news: Props): DiffResult;
   create(ctx: HandlerContext, inputs: Props): Promise<{ id: string; outs: Props }>;
@@ -162,6 +168,8 @@ export interface KindDeclaration<IS extends z.ZodObject, F extends InputFields<z
   crossChecks?(known: Partial<z.output<IS>>, failures: CheckFailure[], news: Props): void;
   /** Default: the schema's checks with the fields' `expects`, then `crossChecks`. */
   check?(olds: Props, news: Props, ctx?: HandlerContext): CheckResult<Props> | Promise<CheckResult<Props>>;
+  /** The preview checks against the API's state (preflight.ts); default none. */
+  readonly preflight?: PreflightCheck;
   /** The diff rules. Default: the fields' classification alone ({@link diffSpecOf}). */
   readonly diffSpec?: DiffSpec;
   /** Default: {@link diffInputs} with `diffSpec`. */
@@ -205,6 +213,7 @@ export function defineKind<IS extends z.ZodObject, F extends InputFields<z.outpu
     ...(declaration.secretOutputs ? { secretOutputs: declaration.secretOutputs } : {}),
     ...(declaration.exclusiveInputs ? { exclusiveInputs: declaration.exclusiveInputs } : {}),
     ...(declaration.settingsFor ? { settingsFor: declaration.settingsFor.bind(declaration) } : {}),
+    ...(declaration.preflight ? { preflight: declaration.preflight } : {}),
     check: (olds, news, ctx) =>
       declaration.check
         ? declaration.check(olds, news, ctx)
@@ -231,7 +240,10 @@ export async function checkResource(
   // The credentials this kind will use (an ApiKey needs a session): missing ones fail here, before any request.
   const used = kind.settingsFor ? kind.settingsFor(ctx.configuration, ctx.settings) : ctx.settings;
   const result = await kind.check(olds, news, ctx);
-  if (result.failures.length === 0) await verifyCredentials(ctx, used);
+  if (result.failures.length > 0) return result;
+  await verifyCredentials(ctx, used);
+  // What `up` would be refused, from the API's state: read only, shared by the run (cloudinfra:preflight).
+  result.failures.push(...(await runPreflight(ctx, kind.preflight, used, olds, result.inputs)));
   return result;
 }
 

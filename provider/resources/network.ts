@@ -11,6 +11,7 @@ import { batchedRead, pollUntil, sleep } from "./jobs";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
+import { freeName } from "./preflight";
 
 /** The create request's body (`POST /resource/networks`) and `adopt`. */
 export const NetworkInputs = z.strictObject({ ...CreateNetworkBody.shape, adopt: z.boolean().optional() });
@@ -405,6 +406,7 @@ export const network = defineKind({
   outputs: NetworkOutputs,
   crossChecks,
   diffSpec,
+  preflight: freeName("network"),
   create,
   read,
   update,

@@ -20,6 +20,7 @@ export const settingSources = {
   maxRetries: "CLOUDINFRA_MAX_RETRIES",
   progressIntervalMs: "CLOUDINFRA_PROGRESS_INTERVAL_MS",
   skipCredentialsValidation: "CLOUDINFRA_SKIP_CREDENTIALS_VALIDATION",
+  preflight: "CLOUDINFRA_PREFLIGHT",
 } as const;
 export type SettingName = keyof typeof settingSources;
 
@@ -54,7 +55,17 @@ export const settingDeclarations: Readonly<Record<SettingName, SettingDeclaratio
   skipCredentialsValidation: {
     description: "Do not check the credentials with the API (`GET /auth/check`) before the first change.",
   },
+  preflight: {
+    description:
+      "What preview does when the API's current state says `up` would be refused (GPU capacity, attachability, " +
+      "permissions, names already held): `error` fails the check, `warn` only warns, `off` reads nothing. " +
+      "Default `error`. See docs/guides/preview-checks.md.",
+  },
 };
+
+/** The values of `cloudinfra:preflight`. */
+export const preflightModes = ["error", "warn", "off"] as const;
+export type PreflightMode = (typeof preflightModes)[number];
 
 /** The numeric settings: default, smallest and largest value allowed. */
 export const numericSettings = {
@@ -175,6 +186,8 @@ export interface Settings {
   maxRetries: number;
   progressIntervalMs: number;
   skipCredentialsValidation: boolean;
+  /** What the preview checks against the API's state do with what they find (`cloudinfra:preflight`). */
+  preflight: PreflightMode;
 }
 
 function readNumber(config: Configuration, name: NumericSetting, problems: string[]): number {
@@ -197,6 +210,18 @@ function readBoolean(config: Configuration, name: SettingName, problems: string[
   if (/^(false|0|no)$/i.test(raw)) return false;
   problems.push(`cloudinfra:${name} (${settingSources[name]}) must be true or false, not "${raw}"`);
   return false;
+}
+
+function readPreflight(config: Configuration, problems: string[]): PreflightMode {
+  const raw = readSetting(config, "preflight");
+  if (raw === undefined) return "error";
+  const mode = preflightModes.find((m) => m === raw.trim().toLowerCase());
+  if (mode) return mode;
+  problems.push(
+    `${settingOrigin(config, "preflight")} must be one of ${preflightModes.join(", ")}, not "${raw}": ` +
+      howToSet(config, "preflight", "warn"),
+  );
+  return "error";
 }
 
 const credentialHelp =
@@ -284,8 +309,9 @@ function readSettings(config: Configuration): { settings?: Settings; problems: s
     (Object.keys(numericSettings) as NumericSetting[]).map((name) => [name, readNumber(config, name, problems)]),
   ) as Record<NumericSetting, number>;
   const skipCredentialsValidation = readBoolean(config, "skipCredentialsValidation", problems);
+  const preflight = readPreflight(config, problems);
   if (problems.length > 0 || !baseUrl || !auth) return { problems };
-  return { problems, settings: { baseUrl, auth, entityId, ...numbers, skipCredentialsValidation } };
+  return { problems, settings: { baseUrl, auth, entityId, ...numbers, skipCredentialsValidation, preflight } };
 }
 
 /** The settings of a configuration, validated; a ConfigurationError lists every problem. */

@@ -9,6 +9,7 @@ import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import type { Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { settledVolume } from "./volume";
+import { attachable } from "./preflight";
 
 /** The attach request (`PUT /resource/volumes/{id}/attach`): the volume of its path, and its body's VM. */
 export const VolumeAttachmentInputs = z.strictObject({ volumeId: IdParams.shape.id, ...AttachVolumeBody.shape });
@@ -255,6 +256,7 @@ export const volumeAttachment = defineKind({
     "Attaches a volume to a virtual machine (an attach job; deleting it runs a detach job, and a volume already detached, or a VM or volume already gone, counts as deleted). The id is `<volumeId>:<virtualMachineId>`. Nothing changes in place. When the volume is already attached to that VM, the attachment is simply taken over: no `adopt` flag is needed. `refresh` drops the attachment when the volume is no longer attached to that VM.",
   inputs: { schema: VolumeAttachmentInputs, fields: inputFields },
   outputs: VolumeAttachmentOutputs,
+  preflight: attachable,
   diffSpec: diffSpecOf(VolumeAttachmentInputs, inputFields, {
     // A volume is attached to one VM at a time: moving it to another VM must detach it first.
     deleteBeforeReplace: (olds, news) => olds.volumeId === news.volumeId,

@@ -11,6 +11,7 @@ import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
 import { teamIdInput } from "./resource-group";
+import { freeName } from "./preflight";
 
 /**
  * The create request's body (`POST /resource/volumes`), with what a program has beyond it: `volumeSizeId` is the
@@ -507,6 +508,7 @@ export const volume = defineKind({
   inputs: { schema: VolumeInputs, fields: inputFields },
   outputs: VolumeOutputs,
   check: (olds, news, ctx) => check(ctx, olds, news),
+  preflight: freeName("volume"),
   diffSpec,
   create,
   read,

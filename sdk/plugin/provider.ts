@@ -42,6 +42,7 @@ export class Provider extends pulumi.ProviderResource {
             resourceInputs["maxRetries"] = pulumi.output(args?.maxRetries).apply(JSON.stringify);
             resourceInputs["password"] = args?.password ? pulumi.secret(args.password) : undefined;
             resourceInputs["pollIntervalMs"] = pulumi.output(args?.pollIntervalMs).apply(JSON.stringify);
+            resourceInputs["preflight"] = args?.preflight;
             resourceInputs["progressIntervalMs"] = pulumi.output(args?.progressIntervalMs).apply(JSON.stringify);
             resourceInputs["requestTimeoutMs"] = pulumi.output(args?.requestTimeoutMs).apply(JSON.stringify);
             resourceInputs["sessionToken"] = args?.sessionToken ? pulumi.secret(args.sessionToken) : undefined;
@@ -89,6 +90,10 @@ export interface ProviderArgs {
      * Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
      */
     pollIntervalMs?: pulumi.Input<number | undefined>;
+    /**
+     * What preview does when the API's current state says `up` would be refused (GPU capacity, attachability, permissions, names already held): `error` fails the check, `warn` only warns, `off` reads nothing. Default `error`. See docs/guides/preview-checks.md. Environment variable: CLOUDINFRA_PREFLIGHT.
+     */
+    preflight?: pulumi.Input<string | undefined>;
     /**
      * How often a job being waited for reports its progress. Default 5000, at least 100. Environment variable: CLOUDINFRA_PROGRESS_INTERVAL_MS.
      */

@@ -193,7 +193,14 @@ describe("preview fails on misconfiguration", () => {
     const planned = await preview(quickstart("pm-good"), options);
     expect(planned.errors).toEqual([]);
     expect(creates(planned)).toBe(3);
-    expect((await stack.requests(since)).map((r) => r.route)).toEqual(["check"]);
+    // One credential check, then the preview checks' reads (preflight.ts): the stack's own key, and whether the
+    // network's and the volume's names are free (in the order the engine checks them). Reads only.
+    expect((await stack.requests(since)).map((r) => r.route).sort()).toEqual([
+      "check",
+      "listApiKeys",
+      "listNetworks",
+      "listVolumes",
+    ]);
     const created = await up(quickstart("pm-good"), options);
     expect(created.summary.create).toBe(4); // three resources and the stack
     expect((await stack.api.getVm({ params: { id: created.outputs.vm as string } })).virtualMachine.name).toBe(

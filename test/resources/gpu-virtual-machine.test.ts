@@ -118,7 +118,9 @@ describe("GpuVirtualMachine", () => {
   });
 
   it("409: an unavailable combination fails with the combinations available now (H100 × 8)", async () => {
+    // The preview check (preflight.ts, test/resources/preflight.test.ts) would refuse it first: off, `up` meets the 409.
     const options = stack.options();
+    options.config = { ...options.config, "cloudinfra:preflight": "off" };
     const error = await failureOf(
       up(program({ name: "na-gpu", datacenterId: fra.id, seriesId: h100.id, gpuCount: 8 }), options),
     );

@@ -6,6 +6,7 @@ import { diff } from "./diff";
 import { read } from "./read";
 import { convergeRescue, createWithRescue, rescueChecks, withRescue } from "./rescue";
 import { update } from "./update";
+import { vmPermissions } from "../preflight";
 
 export { VirtualMachineInputs, VirtualMachineOutputs, type VirtualMachineState } from "./declaration";
 export { create } from "./create";
@@ -20,6 +21,7 @@ export const virtualMachine = defineKind({
   outputs: VirtualMachineOutputs,
   secretOutputs: ["sshPrivateKey"],
   check: async (olds, news, ctx) => rescueChecks(news, await check(ctx, olds, news)),
+  preflight: vmPermissions,
   diff,
   create: createWithRescue,
   read: async (ctx, id, props) => {

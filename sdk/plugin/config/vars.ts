@@ -96,6 +96,17 @@ Object.defineProperty(exports, "pollIntervalMs", {
 });
 
 /**
+ * What preview does when the API's current state says `up` would be refused (GPU capacity, attachability, permissions, names already held): `error` fails the check, `warn` only warns, `off` reads nothing. Default `error`. See docs/guides/preview-checks.md. Environment variable: CLOUDINFRA_PREFLIGHT.
+ */
+export declare const preflight: string | undefined;
+Object.defineProperty(exports, "preflight", {
+    get() {
+        return __config.get("preflight");
+    },
+    enumerable: true,
+});
+
+/**
  * How often a job being waited for reports its progress. Default 5000, at least 100. Environment variable: CLOUDINFRA_PROGRESS_INTERVAL_MS.
  */
 export declare const progressIntervalMs: number | undefined;

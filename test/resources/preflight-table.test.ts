@@ -1,0 +1,209 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ProgressLog } from "../../provider/client/progress";
+import {
+  checkResource,
+  closeClients,
+  configuration,
+  handlerContext,
+  kinds,
+  type HandlerContext,
+  type Props,
+} from "../../provider/resources";
+import { stackOnEmulator } from "./helpers";
+
+/**
+ * A seeded table of plans, valid and invalid (test/fixtures/preflight-cases.json, regenerated from its seed by
+ * `casesOf` below and compared): for each, the preview's verdict (checkResource, as both hosts run it) and the outcome
+ * of the write `up` would send (the kind's handler, with the preview checks off so the API itself decides) must agree:
+ * preview refuses exactly what the API refuses. One emulator, one run per case.
+ */
+type Case =
+  | { kind: "gpu"; series: "a100" | "h100"; datacenter: 0 | 1 | 2; gpuCount: 1 | 2 | 4 | 8 }
+  | { kind: "volume"; held: boolean; adopt: boolean }
+  | { kind: "attach"; near: boolean }
+  | { kind: "power"; key: "admin" | "member"; powerState: "running" | "stopped" };
+
+const SEED = 26;
+const file = path.join(__dirname, "..", "fixtures", "preflight-cases.json");
+
+/** mulberry32: a small seeded generator, so the table can be regenerated exactly. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function casesOf(seed: number, count: number): Case[] {
+  const next = random(seed);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  return Array.from({ length: count }, (): Case => {
+    switch (pick(["gpu", "volume", "attach", "power"] as const)) {
+      case "gpu":
+        return {
+          kind: "gpu",
+          series: pick(["a100", "h100"] as const),
+          datacenter: pick([0, 1, 2] as const),
+          gpuCount: pick([1, 2, 4, 8] as const),
+        };
+      case "volume":
+        return { kind: "volume", held: next() < 0.5, adopt: next() < 0.5 };
+      case "attach":
+        return { kind: "attach", near: next() < 0.5 };
+      case "power":
+        return {
+          kind: "power",
+          key: pick(["admin", "member"] as const),
+          powerState: pick(["running", "stopped"] as const),
+        };
+    }
+  });
+}
+
+const cases = JSON.parse(fs.readFileSync(file, "utf8")) as { seed: number; cases: Case[] };
+
+const stack = await stackOnEmulator({ jobDurationMs: 50 });
+const { admin, member } = stack.emulator.bootstrap.users;
+const { fixtures } = stack.emulator.bootstrap;
+const datacenters = stack.datacenters;
+const [fra, ams] = datacenters;
+afterAll(closeClients);
+
+function run(values: Record<string, string> = {}): HandlerContext {
+  const log: ProgressLog = { info: () => undefined, warn: () => undefined };
+  const config: Record<string, string> = {
+    "cloudinfra:baseUrl": stack.emulator.baseUrl,
+    "cloudinfra:apiKey": admin.apiKey,
+    "cloudinfra:pollIntervalMs": "20",
+    ...values,
+  };
+  return handlerContext({ configuration: configuration((key) => config[key]), log });
+}
+
+async function volumeIn(name: string, datacenterId: string): Promise<string> {
+  const catalog = await stack.api.volumeSizes({ params: { id: datacenterId } });
+  const size = catalog.volumeTypes.find((t) => t.id === 1)!.availableSizes.find((s) => s.sizeGb === 10)!;
+  const job = await stack.api.createVolume({
+    body: { name, datacenterId, volumeTypeId: 1, volumeSizeId: size.id, sizeGb: 10 },
+  });
+  return (await stack.api.waitForJob(job.jobId)).resourceId!;
+}
+
+/** Whether `write` succeeded; undone afterwards by `undo` (so the next case meets the same world). */
+async function outcome<T>(write: () => Promise<T>, undo: (value: T) => Promise<unknown>): Promise<boolean> {
+  let value: T;
+  try {
+    value = await write();
+  } catch {
+    return false;
+  }
+  await undo(value);
+  return true;
+}
+
+describe("preview's verdict and up's outcome agree (seeded table)", () => {
+  it("the table's cases are those of its seed", () => {
+    expect(cases.seed).toBe(SEED);
+    expect(cases.cases).toEqual(casesOf(SEED, 30));
+    // Both verdicts occur: the table is not all green or all red.
+    expect(new Set(cases.cases.map((c) => c.kind))).toEqual(new Set(["gpu", "volume", "attach", "power"]));
+  });
+
+  it("in every case", async () => {
+    const vmInputs = (
+      await checkResource(
+        run(),
+        kinds.VirtualMachine,
+        {},
+        {
+          name: "pt-vm",
+          datacenterId: fra!.id,
+          imageId: fixtures.images[0]!.id,
+          configurationId: fixtures.configurations[0]!.id,
+        },
+      )
+    ).inputs;
+    const vm = await kinds.VirtualMachine.create(run(), vmInputs);
+    const near = await volumeIn("pt-near", fra!.id);
+    const far = await volumeIn("pt-far", ams!.id);
+    const held = await volumeIn("pt-held", fra!.id);
+    const rows: string[] = [];
+    let index = 0;
+    for (const c of cases.cases) {
+      index++;
+      await closeClients(); // each case is a run of its own
+      const preview = run({
+        "cloudinfra:apiKey": c.kind === "power" && c.key === "member" ? member.apiKey : admin.apiKey,
+      });
+      const direct = run({
+        "cloudinfra:apiKey": c.kind === "power" && c.key === "member" ? member.apiKey : admin.apiKey,
+        "cloudinfra:preflight": "off",
+      });
+      let verdict: boolean;
+      let done: boolean;
+      if (c.kind === "gpu") {
+        const series = fixtures.gpuSeries.find((s) => s.code === c.series)!;
+        const news = {
+          name: `pt-gpu-${index}`,
+          datacenterId: datacenters[c.datacenter]!.id,
+          seriesId: series.id,
+          gpuCount: c.gpuCount,
+        };
+        const checked = await checkResource(preview, kinds.GpuVirtualMachine, {}, news);
+        verdict = checked.failures.length === 0;
+        done = await outcome(
+          () => kinds.GpuVirtualMachine.create(direct, checked.inputs),
+          (made) => kinds.GpuVirtualMachine.delete(direct, made.id, made.outs),
+        );
+      } else if (c.kind === "volume") {
+        const news: Props = {
+          name: c.held ? "pt-held" : `pt-free-${index}`,
+          datacenterId: fra!.id,
+          volumeTypeId: 1,
+          sizeGb: 10,
+          ...(c.adopt ? { adopt: true } : {}),
+        };
+        const checked = await checkResource(preview, kinds.Volume, {}, news);
+        verdict = checked.failures.length === 0;
+        done = await outcome(
+          () => kinds.Volume.create(direct, checked.inputs),
+          // An adopted volume is the held one: kept for the next cases.
+          (made) => (made.id === held ? Promise.resolve() : kinds.Volume.delete(direct, made.id, made.outs)),
+        );
+      } else if (c.kind === "attach") {
+        const news = { volumeId: c.near ? near : far, virtualMachineId: vm.id };
+        const checked = await checkResource(preview, kinds.VolumeAttachment, {}, news);
+        verdict = checked.failures.length === 0;
+        done = await outcome(
+          () => kinds.VolumeAttachment.create(direct, checked.inputs),
+          (made) => kinds.VolumeAttachment.delete(direct, made.id, made.outs),
+        );
+      } else {
+        const olds = { ...vmInputs, powerState: "running" };
+        const checked = await checkResource(preview, kinds.VirtualMachine, olds, { ...olds, powerState: c.powerState });
+        verdict = checked.failures.length === 0;
+        const changes = c.powerState !== "running";
+        done = await outcome(
+          () =>
+            changes ? kinds.VirtualMachine.update(direct, vm.id, vm.outs, checked.inputs) : Promise.resolve(vm.outs),
+          () => (changes ? stack.api.startVm({ params: { id: vm.id } }) : Promise.resolve()),
+        );
+      }
+      rows.push(
+        `${index} ${JSON.stringify(c)}: preview ${verdict ? "passes" : "fails"}, up ${done ? "succeeds" : "fails"}`,
+      );
+    }
+    if (process.env.PREFLIGHT_TABLE) console.log(rows.join("\n"));
+    const disagreeing = rows.filter((r) => /passes, up fails|fails, up succeeds/.test(r));
+    expect(disagreeing).toEqual([]);
+    // Both outcomes are in the table.
+    expect(rows.some((r) => r.includes("preview fails"))).toBe(true);
+    expect(rows.some((r) => r.includes("preview passes"))).toBe(true);
+  });
+});
