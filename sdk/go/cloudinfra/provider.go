@@ -61,6 +61,8 @@ type providerArgs struct {
 	Password *string `pulumi:"password"`
 	// Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
 	PollIntervalMs *int `pulumi:"pollIntervalMs"`
+	// What preview does when the API's current state says `up` would be refused (GPU capacity, attachability, permissions, names already held): `error` fails the check, `warn` only warns, `off` reads nothing. Default `error`. See docs/guides/preview-checks.md. Environment variable: CLOUDINFRA_PREFLIGHT.
+	Preflight *string `pulumi:"preflight"`
 	// How often a job being waited for reports its progress. Default 5000, at least 100. Environment variable: CLOUDINFRA_PROGRESS_INTERVAL_MS.
 	ProgressIntervalMs *int `pulumi:"progressIntervalMs"`
 	// How long one HTTP attempt may wait for its answer. Default 30000, at least 100. Environment variable: CLOUDINFRA_REQUEST_TIMEOUT_MS.
@@ -91,6 +93,8 @@ type ProviderArgs struct {
 	Password pulumi.StringPtrInput
 	// Shortest time between two polls of the jobs being waited for, and the first look at a job of a kind not seen yet in the run. Default 2000, at least 1. Environment variable: CLOUDINFRA_POLL_INTERVAL_MS.
 	PollIntervalMs pulumi.IntPtrInput
+	// What preview does when the API's current state says `up` would be refused (GPU capacity, attachability, permissions, names already held): `error` fails the check, `warn` only warns, `off` reads nothing. Default `error`. See docs/guides/preview-checks.md. Environment variable: CLOUDINFRA_PREFLIGHT.
+	Preflight pulumi.StringPtrInput
 	// How often a job being waited for reports its progress. Default 5000, at least 100. Environment variable: CLOUDINFRA_PROGRESS_INTERVAL_MS.
 	ProgressIntervalMs pulumi.IntPtrInput
 	// How long one HTTP attempt may wait for its answer. Default 30000, at least 100. Environment variable: CLOUDINFRA_REQUEST_TIMEOUT_MS.

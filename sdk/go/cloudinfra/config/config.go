@@ -51,6 +51,11 @@ func GetPollIntervalMs(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "cloudinfra:pollIntervalMs")
 }
 
+// What preview does when the API's current state says `up` would be refused (GPU capacity, attachability, permissions, names already held): `error` fails the check, `warn` only warns, `off` reads nothing. Default `error`. See docs/guides/preview-checks.md. Environment variable: CLOUDINFRA_PREFLIGHT.
+func GetPreflight(ctx *pulumi.Context) string {
+	return config.Get(ctx, "cloudinfra:preflight")
+}
+
 // How often a job being waited for reports its progress. Default 5000, at least 100. Environment variable: CLOUDINFRA_PROGRESS_INTERVAL_MS.
 func GetProgressIntervalMs(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "cloudinfra:progressIntervalMs")
