@@ -34,7 +34,15 @@ const run = (command: string, args: string[], cwd: string) =>
  * its output; the temporary worktree is removed either way.
  */
 export function earlierBuild(root: string, ref: string): EarlierBuild {
-  const commit = run("git", ["rev-parse", "--verify", `${ref}^{commit}`], root).trim();
+  let commit: string;
+  try {
+    commit = run("git", ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], root).trim();
+  } catch {
+    throw new Error(
+      `the upgrade suite builds the package at ${ref}, which this repository's history lacks ` +
+        "(a shallow clone? fetch the history: git fetch --unshallow)",
+    );
+  }
   const entry = path.join(upgradeCacheDirectory(), commit);
   const record = path.join(entry, "build.json");
   if (fs.existsSync(record)) {

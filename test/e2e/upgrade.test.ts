@@ -126,11 +126,10 @@ export const ids = {
 
 /** Installs tarballs (and @pulumi/pulumi) into the project as a user does; from npm's cache where it has them. */
 function npmInstall(project: string, packages: string[]): void {
-  execFileSync(
-    "npm",
-    ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", ...packages],
-    { cwd: project, stdio: ["ignore", "pipe", "pipe"] },
-  );
+  execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", ...packages], {
+    cwd: project,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
 }
 
 /** The project's cloudinfra resources in the state: kind (last part of the type token) → the resource. */
@@ -152,12 +151,22 @@ describeCli("stacks made by an earlier build, taken over by the current one", ()
     earlier = earlierBuild(root, PINNED);
     console.log(
       `upgrade suite: the package at ${earlier.commit.slice(0, 12)}: ` +
-        (earlier.builtSeconds > 0 ? `built in ${earlier.builtSeconds} s` : `cached (built in ${earlier.coldSeconds} s)`),
+        (earlier.builtSeconds > 0
+          ? `built in ${earlier.builtSeconds} s`
+          : `cached (built in ${earlier.coldSeconds} s)`),
     );
     // The current package and its plugin SDK, as `npm run pack-all` packs them (dist/ as `npm run build` left it).
     const packed = execFileSync(
       "npm",
-      ["pack", "--workspaces", "--include-workspace-root", "--json", "--loglevel=error", "--pack-destination", world.work],
+      [
+        "pack",
+        "--workspaces",
+        "--include-workspace-root",
+        "--json",
+        "--loglevel=error",
+        "--pack-destination",
+        world.work,
+      ],
       { cwd: root, encoding: "utf8" },
     );
     current = (JSON.parse(packed) as { filename: string }[]).map((p) => path.join(world.work, p.filename));
@@ -180,7 +189,10 @@ describeCli("stacks made by an earlier build, taken over by the current one", ()
     /** What the API holds of the stack: per listed kind, the ids of the records named with its prefix. */
     const held = async () =>
       Object.fromEntries(
-        Object.entries(await recordsInApi(world.api, prefix)).map(([kind, records]) => [kind, records.map((r) => r.id)]),
+        Object.entries(await recordsInApi(world.api, prefix)).map(([kind, records]) => [
+          kind,
+          records.map((r) => r.id),
+        ]),
       ) as Record<Listed, string[]>;
 
     beforeAll(async () => {
@@ -225,6 +237,10 @@ describeCli("stacks made by an earlier build, taken over by the current one", ()
             expect((r.inputs!.__provider as string).length, kind).toBeLessThan(400);
           }
         }
+        // The pinned build read each VM's SSH private key at create and kept it in the outputs.
+        for (const kind of ["VirtualMachine", "GpuVirtualMachine"]) {
+          expect(state.get(kind)!.outputs, kind).toHaveProperty("sshPrivateKey");
+        }
         const inApi = await held();
         for (const kind of ["net", "vm", "gpu", "vol", "group", "user", "key"] as const) {
           expect(inApi[kind], `${family} ${kind}`).toEqual([ids[kind]]);
@@ -249,6 +265,16 @@ describeCli("stacks made by an earlier build, taken over by the current one", ()
         const refreshed = await stack.refresh({ color: "never" });
         expect(refreshed.summary.result).toBe("succeeded");
         expect(Object.keys(refreshed.summary.resourceChanges ?? {})).toEqual(["same"]);
+        // The current build's code served the refresh: it drops the key an earlier version kept (CHANGELOG,
+        // Breaking: exposePrivateKey), without a request and without reporting a change.
+        const state = await stateByKind(stack, family);
+        for (const kind of ["VirtualMachine", "GpuVirtualMachine"]) {
+          expect(state.get(kind)!.outputs, kind).not.toHaveProperty("sshPrivateKey");
+        }
+        expect(
+          (await world.requests(since)).filter((r) => r.path.endsWith("/ssh-key")),
+          "no SSH key read",
+        ).toEqual([]);
         await stack.preview({ color: "never", expectNoChanges: true });
         // Neither wrote anything to the API.
         expect((await world.requests(since)).filter((r) => r.method !== "GET" && !r.path.startsWith("/auth/"))).toEqual(
