@@ -50,7 +50,7 @@ const inputFields = {
     change: "replace",
     reported: "undocumented",
     description:
-      "Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made; where the options cannot be read, against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.",
+      "Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made: against those options with a session token (or a session the provider already holds; a check never signs in, which would spend the TOTP code), otherwise against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.",
     output: "Role limiting the key, if any.",
     // The API reports a role as text: one this program cannot name still shows.
     reportedType: z.string().optional(),
@@ -191,8 +191,9 @@ export function apiKeyOptions(
 
 /**
  * Why `roleId` cannot be given to a key, if it cannot: checked against the roles the API offers the signed-in user
- * (read once per run: at a preview, this signs the session in); without a context, offline
- * (`skipCredentialsValidation`) or when that read fails (a warning says so), against the roles the spec names.
+ * (read once per run, with a session token or a session already open: never by signing in); without a context,
+ * offline (`skipCredentialsValidation`), with no session yet, or when that read fails (a warning says so), against the
+ * roles the spec names.
  */
 async function roleProblem(ctx: HandlerContext | undefined, roleId: string): Promise<string | undefined> {
   const named = (ids: readonly string[]) => ids.map((id) => `\`${id}\``).join(", ");
@@ -203,6 +204,10 @@ async function roleProblem(ctx: HandlerContext | undefined, roleId: string): Pro
   if (ctx === undefined || ctx.settings.skipCredentialsValidation) return statically;
   let offered: RoleOptionItem[];
   try {
+    // Not by signing in at check: that would spend the TOTP code the `up` after a preview needs. A session token, or
+    // a session this process already holds, is asked; otherwise the API itself refuses a role it does not offer.
+    const session = sessionSettings(ctx.configuration, ctx.settings, "Creating an API key");
+    if ("password" in session.auth && !ctx.clientFor(session).auth.hasSession) return statically;
     offered = (await apiKeyOptions(ctx, "Creating an API key").roles()).data;
   } catch (error) {
     if (error instanceof ConfigurationError) return statically;

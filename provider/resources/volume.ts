@@ -3,7 +3,7 @@ import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import { CreateVolumeBody, type Volume as ApiVolume } from "../api";
 import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
 import { type CheckFailure, checkInputs, type CheckResult, reasonFor } from "./check";
-import { type HandlerContext, warnAbout } from "./context";
+import { type HandlerContext, verifyCredentials, warnAbout } from "./context";
 import { createUnique } from "./create-recovery";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
 import { awaitJob, batchedRead, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
@@ -462,10 +462,19 @@ async function sizeIdCheck(
   failures: CheckFailure[],
 ): Promise<void> {
   const { datacenterId, volumeTypeId, sizeGb, volumeSizeId } = known;
-  // `skipCredentialsValidation`: a preview without network access, which this read would only slow down.
-  if (!ctx || ctx.settings.skipCredentialsValidation) return;
+  // `skipCredentialsValidation`: a preview without network access, which this read would only slow down. Sign-in
+  // credentials: signing in at check would spend the TOTP code the `up` after a preview needs (create checks then).
+  if (!ctx || ctx.settings.skipCredentialsValidation || "password" in ctx.settings.auth) return;
   if (typeof datacenterId !== "string" || typeof volumeTypeId !== "number" || typeof sizeGb !== "number") return;
   if (failures.some((f) => ["datacenterId", "volumeTypeId", "sizeGb", "volumeSizeId"].includes(f.property))) return;
+  // Read with credentials the API accepted (the run's one GET /auth/check): refused ones are told once, by that check.
+  if (
+    !(await verifyCredentials(ctx).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   let expected: number;
   try {
     expected = await sizeIdFor(ctx, datacenterId, volumeTypeId, sizeGb);

@@ -193,13 +193,15 @@ describe("preview fails on misconfiguration", () => {
     const planned = await preview(quickstart("pm-good"), options);
     expect(planned.errors).toEqual([]);
     expect(creates(planned)).toBe(3);
-    // One credential check, then the preview checks' reads (preflight.ts): the stack's own key, and whether the
-    // network's and the volume's names are free (in the order the engine checks them). Reads only.
+    // One credential check, the volume's size catalogue (check: the size must be offered), then the preview checks'
+    // reads (preflight.ts): the stack's own key, and whether the network's and the volume's names are free. Reads
+    // only.
     expect((await stack.requests(since)).map((r) => r.route).sort()).toEqual([
       "check",
       "listApiKeys",
       "listNetworks",
       "listVolumes",
+      "volumeSizes",
     ]);
     const created = await up(quickstart("pm-good"), options);
     expect(created.summary.create).toBe(4); // three resources and the stack
