@@ -226,7 +226,7 @@ describe("User", () => {
     expect((await usersNamed("amb-")).map((u) => u.id)).toEqual([created.outputs.id]);
     await destroy(options);
 
-    await stack.faults("createUser,status=500,count=2");
+    await stack.faults("createUser,status=500,count=4");
     const failed = await up(program({ email: "amb-user@example.com" }), { ...options, throwOnError: false });
     await stack.faults("");
     const message = failed.errors.map((e) => e.message).join("\n");

@@ -203,7 +203,7 @@ describe("Volume", () => {
     expect((await volumesNamed("amb-")).map((v) => v.id)).toEqual([created.outputs.id]);
     await destroy(options);
 
-    await stack.faults("createVolume,status=502,count=2");
+    await stack.faults("createVolume,status=502,count=4");
     const failed = await up(program(args), { ...options, throwOnError: false });
     await stack.faults("");
     const message = failed.errors.map((e) => e.message).join("\n");
