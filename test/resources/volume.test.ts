@@ -191,7 +191,7 @@ describe("Volume", () => {
     expect(await volumesNamed("vs-")).toEqual([]);
   });
 
-  it("an ambiguous create (5xx) that created nothing reported the raw 'may have taken effect' error: retried once; twice says nothing was created", async () => {
+  it("an ambiguous create (5xx) that created nothing reported the raw 'may have taken effect' error: resent; lost on every send (1 + maxRetries) says nothing was created", async () => {
     const options = stack.options();
     const args = { name: "amb-vol", datacenterId: fra.id, volumeTypeId: SSD, sizeGb: 10 };
     const since = stack.mark();
