@@ -1,14 +1,15 @@
 /**
  * A VM or GPU VM delete job that failed is followed by a read of the machine before the delete is sent once more
  * (issue 30): when the machine is gone all the same (a back end that removed it and still reported the job failed),
- * the delete is done, with a warning naming the failed job, and nothing is sent again.
+ * the delete is done, with a warning naming the failed job, and nothing is sent again. Likewise a failed attach job
+ * whose volume is attached to that VM all the same.
  *
- * Its own emulator: the delete jobs' failure effect is replaced for this file (the machine is removed although the
- * job fails), which the emulator's fault rules cannot express.
+ * Its own emulator: the jobs' failure effects are replaced for this file (the machine is removed, the volume attached,
+ * although the job fails), which the emulator's fault rules cannot express.
  */
 import { expect, it } from "vitest";
 import { registerJobEffects } from "../../emulator/jobs";
-import { GpuVirtualMachine, VirtualMachine } from "../../sdk";
+import { GpuVirtualMachine, Volume, VolumeAttachment, VirtualMachine } from "../../sdk";
 import { destroy, up } from "../../tools/harness";
 import { stackOnEmulator } from "./helpers";
 
@@ -20,6 +21,10 @@ registerJobEffects(stack.emulator.ctx, {
   "vm.delete": {
     complete: (ctx, job) => void delete ctx.state.vms[job.targetId],
     fail: (ctx, job) => void delete ctx.state.vms[job.targetId],
+  },
+  "volume.attach": {
+    complete: (ctx, job) => void (ctx.state.volumes[job.targetId]!.status = "In-use"),
+    fail: (ctx, job) => void (ctx.state.volumes[job.targetId]!.status = "In-use"),
   },
   "gpu.delete": {
     complete: (ctx, job) => void delete ctx.state.gpuVms[job.targetId],
@@ -65,4 +70,30 @@ it("a failed delete job whose machine is gone all the same is done: read first, 
     ),
   );
   expect(destroyed.hostLog).not.toContain("the delete is sent once more");
+});
+
+it("a failed attach job whose volume is attached to that VM all the same is done: read first, not sent again", async () => {
+  const options = stack.options();
+  const attached = () => {
+    const vm = new VirtualMachine("vm", { name: "ag-vm", datacenterId: fra.id, imageId: 1, configurationId: 1 });
+    const volume = new Volume("vol", { name: "ag-vol", datacenterId: fra.id, volumeTypeId: 1, sizeGb: 10 });
+    new VolumeAttachment("att", { volumeId: volume.id, virtualMachineId: vm.id });
+    return { vmId: vm.id, volumeId: volume.id };
+  };
+  await stack.faults("job=volume.attach,fail=Injected attach failure,count=1");
+  const mark = stack.mark();
+  const created = await up(attached, options);
+  await stack.faults("");
+  const { vmId, volumeId } = created.outputs as { vmId: string; volumeId: string };
+  expect(await stack.api.getVolume({ params: { id: volumeId } })).toMatchObject({
+    status: "In-use",
+    virtualMachineId: vmId,
+  });
+  const attaches = (await stack.requests(mark)).filter((r) => r.route === "attachVolume");
+  expect(attaches.map((r) => r.status)).toEqual([202]);
+  expect(created.hostLog).toMatch(
+    /failed: Injected attach failure \(job [^)]*\); yet the volume is attached to it: done/,
+  );
+  expect(created.hostLog).not.toContain("the attach is sent once more");
+  await destroy(options);
 });
