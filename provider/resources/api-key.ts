@@ -18,6 +18,7 @@ import { containsUnknown, plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, type InputFields } from "./fields";
 import { apiKeyPermissions } from "./preflight";
+import { lostAnswerResends, timesText } from "./create-recovery";
 
 type RoleOptionItem = z.output<typeof RoleOption>;
 type ExpirationOptionItem = z.output<typeof ExpirationOption>;
@@ -225,10 +226,11 @@ async function roleProblem(ctx: HandlerContext | undefined, roleId: string): Pro
     : `must be a role the API offers the signed-in user for new keys: ${named(ids)} (GET /auth/api-keys/options/roles; see getApiKeyOptions), or left out (the key then has its creator's permissions)`;
 }
 
-async function idsNamed(api: CloudClient, name: string): Promise<Set<string>> {
-  const ids = new Set<string>();
-  for await (const key of api.listAll("listApiKeys", { search: name })) if (key.name === name) ids.add(key.id);
-  return ids;
+/** The keys of that exact name, by id. */
+async function keysNamed(api: CloudClient, name: string): Promise<Map<string, ApiApiKey>> {
+  const keys = new Map<string, ApiApiKey>();
+  for await (const key of api.listAll("listApiKeys", { search: name })) if (key.name === name) keys.set(key.id, key);
+  return keys;
 }
 
 async function find(api: CloudClient, id: string, name: unknown): Promise<ApiApiKey | undefined> {
@@ -238,18 +240,49 @@ async function find(api: CloudClient, id: string, name: unknown): Promise<ApiApi
 }
 
 /**
- * Rotates the key: its new secret is in the answer only. A rotation whose answer was lost is sent once more (each
- * rotation makes a new secret and voids the one before: the last answer received holds the secret that works).
+ * Rotates the key: its new secret is in the answer only. A rotation whose answer was lost is settled by reading the
+ * key first: gone, the error says so (nothing is sent); its `start` (the secret's leading characters, the one field
+ * the spec shows that a rotation changes) differs from `startBefore`, the rotation took effect, but the new secret was
+ * in the lost answer and the old one is void, so the only way to a working secret is one more rotation (it voids only
+ * the secret nobody received); unchanged, the rotation was not carried out and is sent once more. Either way once:
+ * each rotation makes a new secret and voids the one before, and the last answer received holds the secret that works.
  */
-async function rotate(ctx: HandlerContext, api: CloudClient, keyId: string, name: string) {
+async function rotate(ctx: HandlerContext, api: CloudClient, keyId: string, name: string, startBefore?: unknown) {
   try {
     return await api.rotateApiKey({ params: { keyId } });
   } catch (error) {
     if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
+    const what = `rotating key ${keyId} got no answer (${settledText(error)})`;
+    let now: ApiApiKey | undefined;
+    try {
+      now = await find(api, keyId, name);
+    } catch (lookup) {
+      throw new CodedError(
+        "OUTCOME_UNKNOWN",
+        `API key "${name}": ${what}, and reading the key to see whether it was rotated failed too ` +
+          `(${settledText(lookup)}); the next \`pulumi up\` rotates it`,
+        { cause: error },
+      );
+    }
+    if (now === undefined) {
+      throw new CodedError(
+        "RESOURCE_GONE",
+        `API key "${name}": ${what}, and the key no longer exists: run \`pulumi refresh\`, then \`pulumi up\` ` +
+          "creates a new one",
+        { cause: error },
+      );
+    }
+    const rotated = typeof startBefore === "string" && now.start !== startBefore;
     warnAbout(
       ctx,
       `API key "${name}"`,
-      `rotating key ${keyId} got no answer (${settledText(error)}), so its secret is not known: rotating it again`,
+      rotated
+        ? `${what}; the key shows a new start (${now.start}...), so the rotation took effect, but its new secret was ` +
+            "only in the lost answer and the old one no longer works: rotating it once more to learn a working secret"
+        : `${what}, so its secret is not known; ` +
+            (typeof startBefore === "string"
+              ? `the key still shows its start (${now.start}...): the rotation was not carried out, sending it once more`
+              : "rotating it again"),
     );
     return api.rotateApiKey({ params: { keyId } });
   }
@@ -259,7 +292,8 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
   const api = ctx.clientFor(sessionSettings(ctx.configuration, ctx.settings));
   // API keys have no unique name: to settle a create whose outcome is unknown, compare the keys of that name before
   // and after.
-  const before = await idsNamed(api, inputs.name);
+  const before = await keysNamed(api, inputs.name);
+  const resends = lostAnswerResends(ctx);
   let created: (ApiApiKey & { key: string }) | undefined;
   for (let attempt = 1; created === undefined; attempt++) {
     try {
@@ -277,22 +311,31 @@ export async function create(ctx: HandlerContext, inputs: ApiKeyInputs): Promise
         );
       }
       if (!(error instanceof ApiError && error.mayHaveSucceeded)) throw error;
-      const appeared = [...(await idsNamed(api, inputs.name))].filter((id) => !before.has(id));
-      // Nothing was made: the create is sent once more.
-      if (appeared.length === 0 && attempt < 2) continue;
+      const now = await keysNamed(api, inputs.name);
+      const appeared = [...now.keys()].filter((id) => !before.has(id));
+      // Nothing was made: the create is sent again (up to cloudinfra:maxRetries times, each after this look).
+      if (appeared.length === 0 && attempt <= resends) {
+        warnAbout(
+          ctx,
+          `API key "${inputs.name}"`,
+          `the create got no answer (${settledText(error)}) and no new key of that name exists: sending it again ` +
+            `(resend ${attempt} of at most ${resends}: cloudinfra:maxRetries)`,
+        );
+        continue;
+      }
       if (appeared.length !== 1) {
         throw new CodedError(
           appeared.length === 0 ? "NOTHING_CHANGED" : "DUPLICATES_CREATED",
           `Creating API key "${inputs.name}" got no answer (${error.apiMessage}); ` +
             (appeared.length === 0
-              ? "sent twice, and no new key of that name exists: nothing was created; the next `pulumi up` creates it"
+              ? `sent ${timesText(attempt)}, and no new key of that name exists: nothing was created; the next \`pulumi up\` creates it`
               : `keys ${appeared.join(", ")} of that name appeared meanwhile: delete the ones you do not want`),
           { cause: error },
         );
       }
       // The key exists but its secret was lost with the answer: rotating it gives us a secret nobody else holds.
       try {
-        created = await rotate(ctx, api, appeared[0]!, inputs.name);
+        created = await rotate(ctx, api, appeared[0]!, inputs.name, now.get(appeared[0]!)?.start);
       } catch (rotation) {
         // Recorded without a secret, never orphaned: the next update rotates it.
         const current = await find(api, appeared[0]!, inputs.name).catch(() => undefined);
@@ -342,7 +385,7 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
   let current: ApiApiKey | undefined;
   try {
     if (changed.includes("rotation") || keyUnknown(olds)) {
-      const rotated = await rotate(ctx, api, id, news.name);
+      const rotated = await rotate(ctx, api, id, news.name, olds.start);
       secret = rotated.key;
       current = rotated;
     }

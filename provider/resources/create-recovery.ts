@@ -13,6 +13,17 @@ import type { Props } from "./props";
 export const AMBIGUOUS_CREATE_SKEW_MS = 2 * 60_000;
 
 /**
+ * How many times a create whose answer was lost, and which made nothing (checked first each time), is sent again:
+ * `cloudinfra:maxRetries`, at least once (a single resend was always made, whatever the setting).
+ */
+export function lostAnswerResends(ctx: HandlerContext): number {
+  return Math.max(1, ctx.settings.maxRetries);
+}
+
+/** `twice`, `3 times`: how many times a request was sent, for messages. */
+export const timesText = (sent: number) => (sent === 1 ? "once" : sent === 2 ? "twice" : `${sent} times`);
+
+/**
  * Runs `attempt`, retrying it while it fails with 409 for a short bounded time, then rethrows the 409: another
  * resource of the same deployment may be giving the name up right now (renames and deletes run concurrently).
  */
@@ -58,8 +69,9 @@ export interface UniqueCreate<E extends { id: string | number; createdAt: string
  * Creates a resource whose name is unique in the API (and waits for its job, when there is one). A duplicate (409)
  * is adopted when the program says `adopt`, otherwise explained. An answer lost on the way (the request may have
  * been carried out) is resolved by the name: a resource of that name made since the request was sent is ours; none
- * means nothing was created, so the request is sent once more (names are unique: it cannot make a second one), and
- * if that answer is lost too, the error says plainly that nothing was created. A create job that fails is, for kinds
+ * means nothing was created, so the request is sent again (names are unique: it cannot make a second one), each
+ * time after that check, up to `cloudinfra:maxRetries` times ({@link lostAnswerResends}); when the last answer is lost
+ * too, the error says plainly that nothing was created. A create job that fails is, for kinds
  * that can remove what it left (`removeFailed`), answered once by deleting that record and sending the create again
  * (see {@link resendAfterFailedCreate}). A resource that exists but did not become ready (failed job, failed set-up) is
  * recorded with its id (ResourceInitError), never orphaned.
@@ -109,6 +121,7 @@ async function createUniqueOnce<E extends { id: string | number; createdAt: stri
   spec: UniqueCreate<E, S>,
 ): Promise<{ id: string; outs: S }> {
   let created: { id: string; jobId?: string } | undefined;
+  const resends = lostAnswerResends(ctx);
   for (let attempt = 1; created === undefined; attempt++) {
     const sentAt = Date.now();
     try {
@@ -134,18 +147,19 @@ async function createUniqueOnce<E extends { id: string | number; createdAt: stri
           { cause: error },
         );
       }
-      if (attempt >= 2) {
+      if (attempt > resends) {
         throw new CodedError(
           "NOTHING_CHANGED",
-          `Creating the ${spec.what} failed: ${settledText(error)}. No resource of that name exists, so nothing was ` +
-            "created; the next `pulumi up` creates it",
+          `Creating the ${spec.what} failed: ${settledText(error)} (sent ${timesText(attempt)}, no answer each time). No ` +
+            "resource of that name exists, so nothing was created; the next `pulumi up` creates it",
           { cause: error },
         );
       }
       warnAbout(
         ctx,
         spec.what,
-        `the create got no answer (${settledText(error)}) and no resource of that name exists: sending it again`,
+        `the create got no answer (${settledText(error)}) and no resource of that name exists: sending it again ` +
+          `(resend ${attempt} of at most ${resends}: cloudinfra:maxRetries)`,
       );
     }
   }

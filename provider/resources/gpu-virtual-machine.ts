@@ -3,11 +3,11 @@ import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import { CreateGpuBody, type GpuInventoryEntry, type GpuVm, type UpdateGpuBody } from "../api";
 import { ApiError } from "../client";
 import type { CheckFailure } from "./check";
-import { resendAfterFailedCreate } from "./create-recovery";
+import { lostAnswerResends, resendAfterFailedCreate, timesText } from "./create-recovery";
 import { type HandlerContext, progressAbout, warnAbout } from "./context";
 import { changedInputs } from "./diff";
 import { isConflict, isNotFound, ResourceInitError, settledText } from "./errors";
-import { awaitJob, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
+import { awaitJob, goneAfterFailedJob, pollUntil, resendAfterFailedJob, sleep } from "./jobs";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { exposedPrivateKey, keptPrivateKey, plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
@@ -353,7 +353,8 @@ async function createOnce(
   let created: { jobId: string; id: string } | undefined;
   let found: GpuVm | undefined;
   // An answer lost on the way (the GPU VM may have been made) is settled by looking for a new GPU VM of ours; none:
-  // nothing was made, and the request is sent once more.
+  // nothing was made, and the request is sent again (up to cloudinfra:maxRetries times, each after that look).
+  const resends = lostAnswerResends(ctx);
   for (let attempt = 1; created === undefined && found === undefined; attempt++) {
     try {
       created = await api.createGpuVm({ body: createBody(inputs) });
@@ -373,10 +374,10 @@ async function createOnce(
         );
       });
       if (found !== undefined) break;
-      if (attempt >= 2) {
+      if (attempt > resends) {
         throw new CodedError(
           "NOTHING_CHANGED",
-          `${what} failed twice without an answer (${settledText(error)}). No GPU VM was made: there are no ` +
+          `${what} failed ${timesText(attempt)} without an answer (${settledText(error)}). No GPU VM was made: there are no ` +
             `${checked}. The next \`pulumi up\` creates it`,
           { cause: error },
         );
@@ -384,7 +385,8 @@ async function createOnce(
       warnAbout(
         ctx,
         `GPU VM "${inputs.name}"`,
-        `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again`,
+        `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again ` +
+          `(resend ${attempt} of at most ${resends}: cloudinfra:maxRetries)`,
       );
     }
   }
@@ -531,7 +533,8 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
   const api = ctx.api;
   const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
-  // A delete job that failed leaves the GPU VM as it was (its previous status): the delete is sent once more.
+  // A delete job that failed leaves the GPU VM as it was (its previous status): the GPU VM is read first (gone:
+  // deleted after all), then the delete is sent once more.
   const resendAfter = resendAfterFailedJob(ctx, `GPU VM ${id}`, "delete");
   for (;;) {
     let jobId: string;
@@ -556,6 +559,7 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
       await awaitJob(ctx, jobId, `Deleting GPU VM ${id}`);
       return;
     } catch (error) {
+      if (await goneAfterFailedJob(ctx, error, `GPU VM ${id}`, () => getGpu(ctx, id))) return;
       if (!resendAfter(error)) throw error;
     }
   }

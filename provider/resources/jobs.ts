@@ -4,7 +4,7 @@ import type { Job } from "../api";
 import { duration } from "../client/progress";
 import { BatchedReader, type ListPage } from "../client/batched-reader";
 import { type HandlerContext, warnAbout } from "./context";
-import { OperationCancelledError } from "./errors";
+import { isNotFound, OperationCancelledError } from "./errors";
 
 const jobResourceNames: Record<string, string> = { vm: "VM", gpu: "GPU VM", volume: "volume", network: "network" };
 
@@ -83,6 +83,29 @@ export function resendAfterFailedJob(
     warnAbout(ctx, resource, `${error.message}; the ${action} is sent once more`);
     return true;
   };
+}
+
+/**
+ * After a delete job that failed, the resource is read before the delete is sent again: when it is gone (the job
+ * reported a failure, yet the resource was removed), the delete is done, with a warning naming the job, and `true`
+ * is answered. Any other error, a resource still there, or a read that fails otherwise, answer `false` (the caller
+ * goes on to its resend, whose 404 also means done).
+ */
+export async function goneAfterFailedJob(
+  ctx: HandlerContext,
+  error: unknown,
+  resource: string,
+  read: () => Promise<unknown>,
+): Promise<boolean> {
+  if (!(error instanceof JobFailedError)) return false;
+  try {
+    await read();
+    return false;
+  } catch (lookup) {
+    if (!isNotFound(lookup)) return false;
+  }
+  warnAbout(ctx, resource, `${error.message}; yet the ${resource} no longer exists: it is deleted`);
+  return true;
 }
 
 /** Waits `ms`; the operation's cancellation (`signal`) ends the wait with its reason. */

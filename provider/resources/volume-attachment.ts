@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { CodedError, raiseJobTimeout } from "../client/error-codes";
 import { AttachVolumeBody, IdParams, type Volume as ApiVolume } from "../api";
-import { ApiError, BatchedDeleter, batchedDeleterOf, type CloudClient } from "../client";
-import type { HandlerContext } from "./context";
+import { ApiError, BatchedDeleter, batchedDeleterOf, JobFailedError, type CloudClient } from "../client";
+import { type HandlerContext, warnAbout } from "./context";
 import { isConflict, isNotFound } from "./errors";
 import { awaitJob, resendAfterFailedJob, sleep } from "./jobs";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
@@ -133,7 +133,15 @@ async function attach(
   try {
     await awaitJob(ctx, jobId, `Attaching volume "${volume.name}" to virtual machine ${virtualMachineId}`);
   } catch (error) {
-    // A failed attach job leaves the volume Available with no VM: the attach is sent once more.
+    // A failed attach job leaves the volume Available with no VM: the volume is read first (attached to that VM all
+    // the same: done, nothing sent), then the attach is sent once more.
+    if (error instanceof JobFailedError) {
+      const after = await settledVolume(ctx, volumeId, what);
+      if (heldBy(after, virtualMachineId)) {
+        warnAbout(ctx, what, `${error.message}; yet the volume is attached to it: done`);
+        return outputsOf(inputs, after, virtualMachineId);
+      }
+    }
     if (resendAfter(error)) return attach(ctx, inputs, attempt, resendAfter);
     throw error;
   }

@@ -221,15 +221,15 @@ describe("ApiKey", () => {
     expect((await apiKey.check({}, { name: "st-key", roleId: UNKNOWN })).failures).toEqual([]);
   });
 
-  it("10. a create answered 5xx that made nothing is sent once more; answered 5xx twice, a clear error, nothing recorded or left behind", async () => {
+  it("10. a create answered 5xx that made nothing is sent again (up to cloudinfra:maxRetries times); answered 5xx on every send, a clear error, nothing recorded or left behind", async () => {
     // API keys are created without a job, so there is no job to fail: the failures that matter are the request's.
     const options = sessionOptions();
-    await stack.faults("createApiKey,status=503,count=2");
+    await stack.faults("createApiKey,status=503,count=4");
     const failed = await up(program({ name: "rf-key" }), { ...options, throwOnError: false });
     await stack.faults("");
     const message = failed.errors.map((e) => e.message).join("\n");
     expect(message).toContain('Creating API key "rf-key" got no answer');
-    expect(message).toContain("sent twice, and no new key of that name exists: nothing was created");
+    expect(message).toContain("sent 4 times, and no new key of that name exists: nothing was created");
     expect(failed.state.resources.filter((r) => r.name === "key")).toEqual([]);
     expect(await keysNamed(stack, "rf-")).toEqual([]);
 

@@ -212,10 +212,15 @@ describe("GpuVirtualMachine", () => {
     expect(creates).toEqual([503, 202]);
     await destroy(options);
 
-    await stack.faults("createGpuVm,status=503,count=2");
+    // Resent up to cloudinfra:maxRetries (3) times, each after looking: four lost answers, the clear error.
+    const lost = stack.mark();
+    await stack.faults("createGpuVm,status=503,count=4");
     const failed = await failureOf(up(program({ ...args, name: "rf2-gpu" }), options));
     await stack.faults("");
-    expect(failed.message).toContain('Creating GPU VM "rf2-gpu" failed twice without an answer');
+    expect(failed.message).toContain('Creating GPU VM "rf2-gpu" failed 4 times without an answer');
+    expect((await stack.requests(lost)).filter((r) => r.route === "createGpuVm").map((r) => r.status)).toEqual([
+      503, 503, 503, 503,
+    ]);
     expect(failed.message).toContain("No GPU VM was made");
     expect(failed.message).not.toContain("may have taken effect");
     expect(failed.result.state.resources.filter((r) => r.name === "gpu")).toEqual([]);

@@ -96,7 +96,7 @@ describe("ResourceGroup", () => {
     expect(await groupsNamed("rn-")).toEqual([]);
   });
 
-  it("10. an ambiguous create failure is retried once without duplicates; twice is a clear error", async () => {
+  it("10. an ambiguous create failure is resent without duplicates; lost on every send (1 + maxRetries) is a clear error", async () => {
     const options = stack.options();
     const since = stack.mark();
     await stack.faults("createTeam,status=500,count=1");
@@ -107,7 +107,7 @@ describe("ResourceGroup", () => {
     expect((await groupsNamed("amb-")).map((t) => String(t.id))).toEqual([created.outputs.id]);
     await destroy(options);
 
-    await stack.faults("createTeam,status=500,count=2");
+    await stack.faults("createTeam,status=500,count=4");
     const failed = await up(program({ name: "amb-rg" }), { ...options, throwOnError: false });
     await stack.faults("");
     expect(failed.errors.map((e) => e.message).join("\n")).toMatch(

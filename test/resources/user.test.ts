@@ -215,7 +215,7 @@ describe("User", () => {
     expect(await stack.requests(since)).toEqual([]);
   });
 
-  it("10. an ambiguous create failure (HTTP 500) is retried once without a duplicate; twice is a clear error", async () => {
+  it("10. an ambiguous create failure (HTTP 500) is resent without a duplicate; lost on every send (1 + maxRetries) is a clear error", async () => {
     const options = stack.options();
     const since = stack.mark();
     await stack.faults("createUser,status=500,count=1");
@@ -226,7 +226,7 @@ describe("User", () => {
     expect((await usersNamed("amb-")).map((u) => u.id)).toEqual([created.outputs.id]);
     await destroy(options);
 
-    await stack.faults("createUser,status=500,count=2");
+    await stack.faults("createUser,status=500,count=4");
     const failed = await up(program({ email: "amb-user@example.com" }), { ...options, throwOnError: false });
     await stack.faults("");
     const message = failed.errors.map((e) => e.message).join("\n");

@@ -368,14 +368,14 @@ describe("VirtualMachine", () => {
     await deleteBehindTheStack(older);
   });
 
-  it("a create whose answer is lost twice with nothing made says so, and records nothing", async () => {
+  it("a create whose answer is lost on every send (1 + cloudinfra:maxRetries) with nothing made says so, and records nothing", async () => {
     const options = stack.options();
-    await stack.faults("createVm,status=503,count=2");
+    await stack.faults("createVm,status=503,count=4");
     const args = { name: "am2-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
     const failed = await up(program(args), { ...options, throwOnError: false });
     await stack.faults("");
     const message = failed.errors.map((e) => e.message).join("\n");
-    expect(message).toContain('Creating VM "am2-vm" failed twice without an answer');
+    expect(message).toContain('Creating VM "am2-vm" failed 4 times without an answer');
     expect(message).toContain("No VM was made");
     expect(message).not.toContain("may have taken effect");
     expect(failed.state.resources.find((r) => r.name === "vm")).toBeUndefined();

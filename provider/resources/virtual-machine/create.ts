@@ -2,7 +2,7 @@ import { CodedError } from "../../client/error-codes";
 import { CreateVmBody, type VmDetail } from "../../api";
 import { ApiError, JobFailedError } from "../../client";
 import { type HandlerContext, warnAbout } from "../context";
-import { AMBIGUOUS_CREATE_SKEW_MS, resendAfterFailedCreate } from "../create-recovery";
+import { AMBIGUOUS_CREATE_SKEW_MS, lostAnswerResends, resendAfterFailedCreate, timesText } from "../create-recovery";
 import { diffInputs } from "../diff";
 import { codeOfCause, isNotFound, ResourceInitError, settledText } from "../errors";
 import { awaitJob } from "../jobs";
@@ -105,7 +105,8 @@ async function finishCreate(
  * by looking for the VM. Names are not unique, so a VM is ours when it has the name, data center and configuration,
  * was not there before the first request (listed first: a replacement's namesake is not taken for it) and was
  * created since that request was sent (give or take clock skew). None: nothing was made, and the request
- * is sent once more; a second lost answer with still nothing made is an error saying so. A VM found is finished (its
+ * is sent again, each time after that look, up to `cloudinfra:maxRetries` times; the last answer lost with still
+ * nothing made is an error saying so. A VM found is finished (its
  * job awaited through its status) and its id returned; the job, when the API answered.
  */
 async function sendCreate(
@@ -115,6 +116,7 @@ async function sendCreate(
   const what = `VM "${inputs.name}"`;
   const since = Date.now() - AMBIGUOUS_CREATE_SKEW_MS;
   const before = new Set(await candidates(ctx, inputs, 0, "since"));
+  const resends = lostAnswerResends(ctx);
   for (let attempt = 1; ; attempt++) {
     try {
       const jobs = await ctx.api.createVm({ body: createBody(inputs) });
@@ -148,10 +150,10 @@ async function sendCreate(
           { cause: error },
         );
       }
-      if (attempt >= 2) {
+      if (attempt > resends) {
         throw new CodedError(
           "NOTHING_CHANGED",
-          `Creating ${what} failed twice without an answer (${settledText(error)}). No VM was made: there are no ` +
+          `Creating ${what} failed ${timesText(attempt)} without an answer (${settledText(error)}). No VM was made: there are no ` +
             `${checked}. The next \`pulumi up\` creates it`,
           { cause: error },
         );
@@ -159,7 +161,8 @@ async function sendCreate(
       warnAbout(
         ctx,
         what,
-        `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again`,
+        `the create got no answer (${settledText(error)}) and there are no ${checked}: sending it again ` +
+          `(resend ${attempt} of at most ${resends}: cloudinfra:maxRetries)`,
       );
     }
   }

@@ -3,7 +3,7 @@ import type { VmDetail } from "../../api";
 import type { ApiError } from "../../client";
 import { type HandlerContext, progressAbout, warnAbout } from "../context";
 import { isConflict, isNotFound } from "../errors";
-import { awaitJob, pollUntil, resendAfterFailedJob, sleep } from "../jobs";
+import { awaitJob, goneAfterFailedJob, pollUntil, resendAfterFailedJob, sleep } from "../jobs";
 import type { Props } from "../props";
 import { getVm, settledVm } from "./observe";
 
@@ -67,7 +67,8 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
   if (props.shutdownBeforeDelete === true) await shutDown(ctx, id);
   const current = ctx.settings;
   const deadline = Date.now() + current.jobTimeoutMs;
-  // A delete job that failed leaves the VM as it was (its previous status): the delete is sent once more.
+  // A delete job that failed leaves the VM as it was (its previous status): the VM is read first (gone: deleted after
+  // all), then the delete is sent once more.
   const resendAfter = resendAfterFailedJob(ctx, `VM ${id}`, "delete");
   for (;;) {
     let jobId: string;
@@ -90,6 +91,7 @@ export async function remove(ctx: HandlerContext, id: string, props: Props = {})
       await awaitJob(ctx, jobId, `Deleting VM ${id}`);
       return;
     } catch (error) {
+      if (await goneAfterFailedJob(ctx, error, `VM ${id}`, () => getVm(ctx, id))) return;
       if (!resendAfter(error)) throw error;
     }
   }
