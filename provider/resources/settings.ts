@@ -50,7 +50,10 @@ export const settingDeclarations: Readonly<Record<SettingName, SettingDeclaratio
     description: "How long to wait for one job; a resource's `customTimeouts` overrides it for that resource.",
   },
   requestTimeoutMs: { description: "How long one HTTP attempt may wait for its answer." },
-  maxRetries: { description: "Retries of a failed request that may be retried (429 pauses do not count)." },
+  maxRetries: {
+    description:
+      "Retries of a failed request that may be retried (429 pauses do not count); also how many times a create whose answer was lost, and which made nothing, is sent again (at least once).",
+  },
   progressIntervalMs: { description: "How often a job being waited for reports its progress." },
   skipCredentialsValidation: {
     description: "Do not check the credentials with the API (`GET /auth/check`) before the first change.",

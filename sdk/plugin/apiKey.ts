@@ -151,7 +151,7 @@ export interface ApiKeyArgs {
      */
     name: pulumi.Input<string>;
     /**
-     * Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made; where the options cannot be read, against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
+     * Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made: against those options with a session token (or a session the provider already holds; a check never signs in, which would spend the TOTP code), otherwise against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
      */
     roleId?: pulumi.Input<string | undefined>;
     /**

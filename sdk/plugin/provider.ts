@@ -79,7 +79,7 @@ export interface ProviderArgs {
      */
     jobTimeoutMs?: pulumi.Input<number | undefined>;
     /**
-     * Retries of a failed request that may be retried (429 pauses do not count). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
+     * Retries of a failed request that may be retried (429 pauses do not count); also how many times a create whose answer was lost, and which made nothing, is sent again (at least once). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
      */
     maxRetries?: pulumi.Input<number | undefined>;
     /**

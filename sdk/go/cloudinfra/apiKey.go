@@ -97,7 +97,7 @@ type apiKeyArgs struct {
 	Metadata map[string]interface{} `pulumi:"metadata"`
 	// Display name (1–100 characters; names need not be unique). Changing it replaces the key.
 	Name string `pulumi:"name"`
-	// Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made; where the options cannot be read, against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
+	// Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made: against those options with a session token (or a session the provider already holds; a check never signs in, which would spend the TOTP code), otherwise against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
 	RoleId *string `pulumi:"roleId"`
 	// Rotation trigger: any change of this value (e.g. a date, a counter) rotates the key, giving it a new secret and invalidating the old one at once; the key keeps its id, expiry and status. Removing it does nothing. Changed in place.
 	Rotation interface{} `pulumi:"rotation"`
@@ -113,7 +113,7 @@ type ApiKeyArgs struct {
 	Metadata pulumi.MapInput
 	// Display name (1–100 characters; names need not be unique). Changing it replaces the key.
 	Name pulumi.StringInput
-	// Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made; where the options cannot be read, against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
+	// Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made: against those options with a session token (or a session the provider already holds; a check never signs in, which would spend the TOTP code), otherwise against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
 	RoleId pulumi.StringPtrInput
 	// Rotation trigger: any change of this value (e.g. a date, a counter) rotates the key, giving it a new secret and invalidating the old one at once; the key keeps its id, expiry and status. Removing it does nothing. Changed in place.
 	Rotation pulumi.Input

@@ -55,7 +55,7 @@ type providerArgs struct {
 	EntityId *string `pulumi:"entityId"`
 	// How long to wait for one job; a resource's `customTimeouts` overrides it for that resource. Default 1800000, at least 1000. Environment variable: CLOUDINFRA_JOB_TIMEOUT_MS.
 	JobTimeoutMs *int `pulumi:"jobTimeoutMs"`
-	// Retries of a failed request that may be retried (429 pauses do not count). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
+	// Retries of a failed request that may be retried (429 pauses do not count); also how many times a create whose answer was lost, and which made nothing, is sent again (at least once). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
 	MaxRetries *int `pulumi:"maxRetries"`
 	// Password to sign in with (with email and totpSecret). Environment variable: CLOUDINFRA_PASSWORD.
 	Password *string `pulumi:"password"`
@@ -87,7 +87,7 @@ type ProviderArgs struct {
 	EntityId pulumi.StringPtrInput
 	// How long to wait for one job; a resource's `customTimeouts` overrides it for that resource. Default 1800000, at least 1000. Environment variable: CLOUDINFRA_JOB_TIMEOUT_MS.
 	JobTimeoutMs pulumi.IntPtrInput
-	// Retries of a failed request that may be retried (429 pauses do not count). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
+	// Retries of a failed request that may be retried (429 pauses do not count); also how many times a create whose answer was lost, and which made nothing, is sent again (at least once). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
 	MaxRetries pulumi.IntPtrInput
 	// Password to sign in with (with email and totpSecret). Environment variable: CLOUDINFRA_PASSWORD.
 	Password pulumi.StringPtrInput

@@ -63,7 +63,7 @@ Object.defineProperty(exports, "jobTimeoutMs", {
 });
 
 /**
- * Retries of a failed request that may be retried (429 pauses do not count). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
+ * Retries of a failed request that may be retried (429 pauses do not count); also how many times a create whose answer was lost, and which made nothing, is sent again (at least once). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
  */
 export declare const maxRetries: number | undefined;
 Object.defineProperty(exports, "maxRetries", {

@@ -36,7 +36,7 @@ func GetJobTimeoutMs(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "cloudinfra:jobTimeoutMs")
 }
 
-// Retries of a failed request that may be retried (429 pauses do not count). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
+// Retries of a failed request that may be retried (429 pauses do not count); also how many times a create whose answer was lost, and which made nothing, is sent again (at least once). Default 3, at least 0. Environment variable: CLOUDINFRA_MAX_RETRIES.
 func GetMaxRetries(ctx *pulumi.Context) int {
 	return config.GetInt(ctx, "cloudinfra:maxRetries")
 }
