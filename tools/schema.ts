@@ -430,10 +430,12 @@ function functionSpec(
 ): Record<string, unknown> {
   const inputs = jsonSchema(args);
   const outputs = outputJsonSchema(result);
+  const argProperties = properties(inputs, `Get${cap}Args`, sink, argsDocs);
   return {
     description,
+    // No arguments: no `properties` at all, as the CLI writes the schema back (`pulumi package get-schema`).
     inputs: {
-      properties: properties(inputs, `Get${cap}Args`, sink, argsDocs),
+      ...(Object.keys(argProperties).length > 0 ? { properties: argProperties } : {}),
       ...(inputs.required?.length ? { required: inputs.required } : {}),
     },
     outputs: {
