@@ -1,7 +1,7 @@
 /**
  * The `pulumi new` templates (templates/typescript, templates/yaml) through the real CLI, as a user takes them: the
  * commands of each template's README run as written (`pulumi new <template dir> --yes`, the base URL on the command
- * line, the package installed from the packed tarball of this build, the API key set as a secret) but for the final
+ * line, the package and its plugin SDK installed from the packed tarballs of this build, the API key set as a secret) but for the final
  * `pulumi up`, which the test runs, then `pulumi destroy`, each checked against what the emulator holds.
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -28,20 +28,35 @@ const installed = (name: string) =>
 /** npm, offline as far as its cache allows, quiet. */
 const npmEnv = { npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" };
 
-let tarball: string;
+let tarballs: { main: string; pluginSdk: string };
 
 beforeAll(() => {
-  // The package as the README has a user make it: `npm pack` of the build (dist/ is this worktree's `npm run build`).
-  const packed = execFileSync("npm", ["pack", "--json", "--loglevel=error", "--pack-destination", world.work], {
-    cwd: root,
-    encoding: "utf8",
-  });
-  tarball = path.join(world.work, (JSON.parse(packed) as { filename: string }[])[0]!.filename);
+  // The package and its plugin SDK as the README has a user make them: `npm run pack-all` of the build (dist/ is this
+  // worktree's `npm run build`).
+  const packed = execFileSync(
+    "npm",
+    [
+      "pack",
+      "--workspaces",
+      "--include-workspace-root",
+      "--json",
+      "--loglevel=error",
+      "--pack-destination",
+      world.work,
+    ],
+    { cwd: root, encoding: "utf8" },
+  );
+  const files = (JSON.parse(packed) as { name: string; filename: string }[]).map((p) => ({
+    name: p.name,
+    file: path.join(world.work, p.filename),
+  }));
+  const fileOf = (name: string) => files.find((p) => p.name === name)!.file;
+  tarballs = { main: fileOf("@cloudinfra/pulumi"), pluginSdk: fileOf("@cloudinfra/pulumi-plugin") };
 }, 120_000);
 
 /**
  * Runs the commands of a template's README (its `sh` block with `pulumi new`) but the last, `pulumi up`, in
- * the scratch directory: with this checkout, the packed tarball, the emulator's URL and the admin's API key for the
+ * the scratch directory: with this checkout, the packed tarballs, the emulator's URL and the admin's API key for the
  * placeholders, `project` for `my-app`, and `@pulumi/pulumi` at the version this repository has (in npm's cache).
  * Returns the new project's directory.
  */
@@ -53,7 +68,8 @@ function runReadme(template: string, project: string): string {
   expect(lines.at(-1)).toBe("pulumi up");
   const placeholders: [string | RegExp, string][] = [
     ["/path/to/pulumi-cloudinfra", root],
-    ["/path/to/cloudinfra-pulumi-0.1.0.tgz", tarball],
+    ["/path/to/cloudinfra-pulumi-0.1.0.tgz", tarballs.main],
+    ["/path/to/cloudinfra-pulumi-plugin-0.1.0.tgz", tarballs.pluginSdk],
     ["https://api.example.com/v1", world.emulator.baseUrl],
     ["svc_...", world.emulator.bootstrap.users.admin.apiKey],
     ["my-app", project],
