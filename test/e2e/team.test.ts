@@ -171,7 +171,7 @@ describeCli("a team's runners on a PostgreSQL backend (examples/team)", () => {
           [runnerB, "staging"],
         ] as const) {
           const creates = (await requestsByKey(mark, runner.keyId)).filter((e) =>
-            /^(create|attach)/.test(e.route ?? ""),
+            /^(create[A-Z]|attachVolume$)/.test(e.route ?? ""),
           );
           expect(creates.map((e) => e.route).sort(), `${stack} by runner ${runner.name}`).toEqual([
             "attachVolume",
