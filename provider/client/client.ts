@@ -13,6 +13,7 @@ import {
   type Routes,
   type RouteSpec,
 } from "../api";
+import { ApiClock } from "./api-clock";
 import { Authenticator, setCookies, type ClientAuth } from "./auth";
 import { ApiError } from "./errors";
 import { JobWaiter, type JobWaiterOptions } from "./job-waiter";
@@ -138,11 +139,17 @@ function jobIdsOf(data: unknown): string[] {
   return Array.isArray(data) ? data.flatMap(one) : one(data);
 }
 
+const isJobRecord = (item: unknown): item is { id: string; createdAt: string } =>
+  typeof (item as { id?: unknown } | null)?.id === "string" &&
+  typeof (item as { createdAt?: unknown }).createdAt === "string";
+
 class CloudClientBase {
   /** Shared job poller: every job awaited through it is polled together. */
   readonly jobs: JobWaiter;
   /** Sign-in and credential state (e.g. `auth.signIns`). */
   readonly auth: Authenticator;
+  /** The API's clock against this machine's, learnt from the jobs this client started. */
+  readonly clock = new ApiClock();
   private readonly transport: Transport;
   private readonly pacer: Pacer;
   private readonly ownsPacer: boolean;
@@ -184,10 +191,11 @@ class CloudClientBase {
       (token, signal) => this.sendSignOut(token, signal),
     );
     // The poller serves every waiter: no one caller's signal ends its polls.
-    this.jobs = new JobWaiter(
-      async (jobIds) => (await this.invoke("queryJobs", { body: { jobIds }, waits: null })).jobs,
-      options.jobs,
-    );
+    this.jobs = new JobWaiter(async (jobIds) => {
+      const { jobs } = await this.invoke("queryJobs", { body: { jobIds }, waits: null });
+      for (const job of jobs) this.clock.seen(job);
+      return jobs;
+    }, options.jobs);
   }
 
   /** The dispatcher every request goes through. */
@@ -222,7 +230,14 @@ class CloudClientBase {
     if (sessionless) this.keepCookies(response.headers);
     if (response.status >= 300) throw this.transport.errorFromResponse(prepared, response, response.attempts);
     const parsed = this.parse(prepared, response) as ApiResponse<N>;
-    if (parsed.status === 202) this.jobs.started(jobIdsOf(parsed.data), route);
+    if (parsed.status === 202) {
+      const jobIds = jobIdsOf(parsed.data);
+      this.jobs.started(jobIds, route);
+      this.clock.started(jobIds, response.sentAt, response.receivedAt);
+      // A job array (VM create) carries each job's createdAt already.
+      if (Array.isArray(parsed.data))
+        for (const job of parsed.data as unknown[]) if (isJobRecord(job)) this.clock.seen(job);
+    }
     return parsed;
   }
 

@@ -113,6 +113,9 @@ export interface RawResponse {
   /** The body text when it was not JSON. */
   text: string;
   attempts: number;
+  /** When the attempt that got this answer was sent, and when its answer came (this machine's clock, epoch ms). */
+  sentAt: number;
+  receivedAt: number;
 }
 
 export interface SendOptions {
@@ -555,7 +558,15 @@ export class Transport {
       }
       const code = (body as { error?: unknown } | undefined)?.error;
       this.report(request, status, attempt, started, typeof code === "string" ? code : undefined);
-      return { status, headers: responseHeaders, body, text: body === undefined ? text : "", attempts: attempt };
+      return {
+        status,
+        headers: responseHeaders,
+        body,
+        text: body === undefined ? text : "",
+        attempts: attempt,
+        sentAt: started,
+        receivedAt: Date.now(),
+      };
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
       const code = networkCode(cause);

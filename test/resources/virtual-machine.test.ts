@@ -368,6 +368,48 @@ describe("VirtualMachine", () => {
     await deleteBehindTheStack(older);
   });
 
+  it("once a job told the API's clock (the network's, first), a VM create lists nothing before it, and a lost answer still never takes an older namesake", async () => {
+    // The network comes first (the VM is on it): its job, polled, tells the client the API's clock.
+    const onNetwork = (args: VirtualMachineArgs) => () => {
+      const network = new Network("net", { name: "clk-net", datacenterId: fra.id, networkType: "standard" });
+      const vm = new VirtualMachine("vm", { ...args, networkInterfaces: [{ networkId: network.id }] });
+      return { id: vm.id };
+    };
+    const args = { name: "clk-vm", datacenterId: fra.id, imageId: ubuntu.id, configurationId: small.id };
+    const older = await vmBehindTheStack("clk-vm", small.id);
+    // More than the margin (1 s) before the request: older on the API's own clock.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+
+    // Nothing made, answer lost: looked for once, after the loss; the older namesake is not taken; sent once more.
+    const options = stack.options();
+    let since = stack.mark();
+    await stack.faults("createVm,status=503,count=1");
+    const created = await up(onNetwork(args), options);
+    await stack.faults("");
+    const vmRoutes = (await stack.requests(since))
+      .map((r) => `${r.route} ${r.status}`)
+      .filter((r) => /^(listVms|createVm) /.test(r));
+    expect(vmRoutes).toEqual(["createVm 503", "listVms 200", "createVm 202"]);
+    expect(created.outputs.id).not.toBe(older);
+    expect((await vmsNamed("clk-")).map((vm) => vm.id).sort()).toEqual([older, created.outputs.id].sort());
+    await destroy(options);
+
+    // Made, answer lost: found by its name and the API's clock, not sent again, not the older one.
+    const again = stack.options();
+    since = stack.mark();
+    await stack.faults("createVm,status=503,after,count=1");
+    const found = await up(onNetwork(args), again);
+    await stack.faults("");
+    const creates = (await stack.requests(since)).filter((r) => r.route === "createVm").map((r) => r.status);
+    expect(creates).toEqual([503]);
+    expect(found.outputs.id).not.toBe(older);
+    expect((await vmsNamed("clk-")).map((vm) => vm.id).sort()).toEqual([older, found.outputs.id].sort());
+    expect((await getVm(found.outputs.id as string)).status).toBe("Running");
+    await destroy(again);
+    expect((await vmsNamed("clk-")).map((vm) => vm.id)).toEqual([older]);
+    await deleteBehindTheStack(older);
+  });
+
   it("a create whose answer is lost on every send (1 + cloudinfra:maxRetries) with nothing made says so, and records nothing", async () => {
     const options = stack.options();
     await stack.faults("createVm,status=503,count=4");

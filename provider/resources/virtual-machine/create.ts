@@ -101,21 +101,35 @@ async function finishCreate(
 }
 
 /**
+ * A VM made by a create request whose answer was lost carries its request's moment on the API's clock as `createdAt`:
+ * one created more than this before the request was sent (the API's clock, as the client's `clock` knows it) was there
+ * before. The margin covers the API's own servers' clocks; a namesake made within it just before the request is taken
+ * as the one it made, as a namesake made between the listing of what existed and the request was before the API's
+ * clock was learnt.
+ */
+const CLOCK_MARGIN_MS = 1000;
+
+/**
  * Sends the create request; an answer lost on the way (5xx, connection closed: the VM may have been made) is settled
- * by looking for the VM. Names are not unique, so a VM is ours when it has the name, data center and configuration,
- * was not there before the first request (listed first: a replacement's namesake is not taken for it) and was
- * created since that request was sent (give or take clock skew). None: nothing was made, and the request
- * is sent again, each time after that look, up to `cloudinfra:maxRetries` times; the last answer lost with still
- * nothing made is an error saying so. A VM found is finished (its
- * job awaited through its status) and its id returned; the job, when the API answered.
+ * by looking for the VM. Names are not unique, so a VM is ours when it has the name, data center and configuration
+ * and was made since the first request was sent. Once a job this client started told the API's clock (the jobs of
+ * the run's earlier creates: the networks a VM is on come first), "since" is read on the API's clock; until then the
+ * VMs of that name are listed before the first request (so a replacement's namesake is not taken for it) and "since"
+ * is this machine's clock give or take clock skew. None: nothing was made, and the request is sent again, each time
+ * after that look, up to `cloudinfra:maxRetries` times; the last answer lost with still nothing made is an error
+ * saying so. A VM found is finished (its job awaited through its status) and its id returned; the job, when the API
+ * answered.
  */
 async function sendCreate(
   ctx: HandlerContext,
   inputs: VirtualMachineInputs,
 ): Promise<{ job: { id: string; createdAt: string } } | { id: string }> {
   const what = `VM "${inputs.name}"`;
-  const since = Date.now() - AMBIGUOUS_CREATE_SKEW_MS;
-  const before = new Set(await candidates(ctx, inputs, 0, "since"));
+  const before =
+    ctx.api.clock.earliestAt(Date.now()) === undefined ? new Set(await candidates(ctx, inputs, 0, "since")) : undefined;
+  const sentAt = Date.now();
+  const earliest = ctx.api.clock.earliestAt(sentAt);
+  const since = earliest !== undefined ? earliest - CLOCK_MARGIN_MS : sentAt - AMBIGUOUS_CREATE_SKEW_MS;
   const resends = lostAnswerResends(ctx);
   for (let attempt = 1; ; attempt++) {
     try {
@@ -130,7 +144,7 @@ async function sendCreate(
         "created since the request was sent";
       let found: string[];
       try {
-        found = (await candidates(ctx, inputs, since, "since")).filter((id) => !before.has(id));
+        found = (await candidates(ctx, inputs, since, "since")).filter((id) => !before?.has(id));
       } catch (lookup) {
         throw new CodedError(
           "OUTCOME_UNKNOWN",
