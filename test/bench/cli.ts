@@ -11,7 +11,7 @@
  *
  * Options (environment): BENCH_CLI_N (e.g. "200" or "200,500,1000"), BENCH_PARALLEL (the CLI's --parallel; default:
  * the CLI's own), BENCH_TIME_SCALE (10), BENCH_LIMIT (100 requests per window; 0: off), BENCH_SDKS ("dynamic,plugin,docs": docs is the
- * docs-style baseline of test/bench/docs-style.ts).
+ * docs-style baseline of test/bench/docs-style.ts), BENCH_ROUTES (also print each operation's requests by route).
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -447,6 +447,11 @@ export async function cliBench(): Promise<boolean> {
             const jobs = jobTimeline(Object.values(emulator.ctx.state.jobs), log, startedAt, endedAt);
             const groups: Record<string, number> = {};
             for (const e of log) groups[groupOf(e.route)] = (groups[groupOf(e.route)] ?? 0) + 1;
+            if (process.env.BENCH_ROUTES) {
+              const routes: Record<string, number> = {};
+              for (const e of log) routes[`${e.route} ${e.status}`] = (routes[`${e.route} ${e.status}`] ?? 0) + 1;
+              console.log(`    ${family} N=${n} ${op} by route: ${JSON.stringify(routes)}`);
+            }
             const floorMs = limit > 0 ? Math.max(0, Math.ceil(log.length / limit) - 1) * windowMs : 0;
             const row: Row = {
               family,
