@@ -601,7 +601,9 @@ export const apiKey = defineKind({
   check: async (_olds, news, ctx) => {
     const result = checkInputs(ApiKeyInputs, news, undefined, inputFields);
     const roleId = result.inputs.roleId;
-    const lifetime = renewalLifetimeProblem(news);
+    // Each of the two is valid on its own (else that is the one failure said of it): together?
+    const refused = (name: string) => result.failures.some((f) => f.property === name);
+    const lifetime = refused("renewBeforeDays") || refused("expiresInDays") ? undefined : renewalLifetimeProblem(news);
     if (lifetime !== undefined) result.failures.push({ property: "renewBeforeDays", reason: lifetime });
     if (typeof roleId === "string" && !containsUnknown(roleId)) {
       // Inputs refused already: the role is checked without a request (nothing is sent for a program this bad).
