@@ -473,7 +473,10 @@ function diff(olds: Props, news: Props): DiffResult {
 // ---------------------------------------------------------------- renewal (renewBeforeDays)
 
 const DAY_MS = 24 * 3600_000;
-/** The API's default validity of a new key (`expiresInDays` left out), as the spec's key options show it. */
+/**
+ * The lifetime of a key created without `expiresInDays`: the API's default, as `expiresInDays` documents it (the spec
+ * does not say it; the emulator's is the same).
+ */
 const DEFAULT_EXPIRES_IN_DAYS = 90;
 
 /**
@@ -556,10 +559,10 @@ function renewalDue(olds: Props, news: Props): string | undefined {
   if (Number.isNaN(expiresAt)) return undefined;
   const now = renewalNow();
   if (expiresAt - now.ms > days * DAY_MS) return undefined;
-  const name = typeof olds.name === "string" ? `"${olds.name}"` : "";
+  const name = typeof olds.name === "string" ? ` "${olds.name}"` : "";
   const left = `${expiresAt <= now.ms ? "expired" : "expires"} on ${olds.expiresAt}`;
   return (
-    `API key ${name} ${left}, within renewBeforeDays ${days} (now is ${new Date(now.ms).toISOString()} by ` +
+    `API key${name} ${left}, within renewBeforeDays ${days} (now is ${new Date(now.ms).toISOString()} by ` +
     `${now.clock}): \`pulumi up\` replaces it with a new key of the same inputs, created before this one is deleted`
   );
 }
@@ -601,7 +604,7 @@ export const apiKey = defineKind({
   check: async (_olds, news, ctx) => {
     const result = checkInputs(ApiKeyInputs, news, undefined, inputFields);
     const roleId = result.inputs.roleId;
-    // Each of the two is valid on its own (else that is the one failure said of it): together?
+    // Refused together only when each is valid alone (else its own failure is the one said).
     const refused = (name: string) => result.failures.some((f) => f.property === name);
     const lifetime = refused("renewBeforeDays") || refused("expiresInDays") ? undefined : renewalLifetimeProblem(news);
     if (lifetime !== undefined) result.failures.push({ property: "renewBeforeDays", reason: lifetime });
