@@ -4,6 +4,7 @@ import * as path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { errorCodeOf, messageWithCode, withCode } from "./client/error-codes";
 import { callerOperations } from "./client/gather";
+import { stderrProgressLog } from "./client/progress";
 import {
   checkResource,
   configuration,
@@ -113,9 +114,12 @@ export const dynamicHandlers = {
     });
   },
   async diff(kind: KindName, id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-    return reported(`comparing ${kind} ${id} with the program`, async () =>
-      kinds[kind].diff(id, withoutProvider(olds), withoutProvider(news)),
-    );
+    return reported(`comparing ${kind} ${id} with the program`, async () => {
+      const { warnings, ...result } = kinds[kind].diff(id, withoutProvider(olds), withoutProvider(news));
+      // The host has no engine link: on stderr, which the engine shows with the run's output.
+      for (const warning of warnings ?? []) stderrProgressLog.warn(warning);
+      return result;
+    });
   },
   async create(kind: KindName, inputs: Props): Promise<pulumi.dynamic.CreateResult> {
     try {

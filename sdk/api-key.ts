@@ -33,6 +33,15 @@ export interface ApiKeyArgs {
    * place.
    */
   rotation?: pulumi.Input<string | number>;
+  /**
+   * Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the
+   * same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview`
+   * says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the
+   * `Date` header of its answers, read once per run) where it tells it, else this machine's; the `expiresAt` compared
+   * is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none,
+   * the key is never renewed. Changing it only changes the stack's record.
+   */
+  renewBeforeDays?: pulumi.Input<number>;
 }
 
 /**
@@ -55,6 +64,8 @@ export class ApiKey extends pulumi.dynamic.Resource {
   declare readonly enabled: pulumi.Output<boolean>;
   /** The rotation trigger's value, as given in the program. */
   declare readonly rotation: pulumi.Output<string | number | undefined>;
+  /** Days before expiry from which `up` replaces the key, as given in the program. */
+  declare readonly renewBeforeDays: pulumi.Output<number | undefined>;
   /**
    * The full secret (`svc_…`, 32 characters), from creation or the last rotation. A secret output. Send it as the
    * `X-API-Key` header. Absent only from the state of a key whose creation did not complete (the next `up` replaces

@@ -519,6 +519,7 @@ export class ProviderServer {
       else delete news[key];
     }
     const result = kind.diff(id, olds, news);
+    for (const warning of result.warnings ?? []) this.log("warning", warning, request.getUrn());
     const details = detailedDiff(kind, id, olds, news, oldInputs, result);
     const response = new provider.DiffResponse()
       .setChanges(

@@ -32,6 +32,7 @@ export const ApiKeyInputs = CreateApiKeyBody.extend({
   roleId: z.string({ error: "must be a string: a role's id" }).trim().min(1, "must not be empty").optional(),
   enabled: z.boolean({ error: "must be true or false" }).default(true),
   rotation: z.union([z.string(), z.number()], { error: "must be a string or a number" }).optional(),
+  renewBeforeDays: z.number().int().min(1).max(3649).optional(),
 }).strict();
 export type ApiKeyInputs = z.output<typeof ApiKeyInputs>;
 type ApiKeyState = State<ApiKeyInputs, typeof inputFields, z.output<typeof ApiKeyOutputs>>;
@@ -83,6 +84,15 @@ const inputFields = {
     description:
       "Rotation trigger: any change of this value (e.g. a date, a counter) rotates the key, giving it a new secret and invalidating the old one at once; the key keeps its id, expiry and status. Removing it does nothing. Changed in place.",
     output: "The rotation trigger's value, as given in the program.",
+  },
+  renewBeforeDays: {
+    change: "inPlace",
+    reported: "never",
+    clearable: true,
+    description:
+      "Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers, read once per run) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.",
+    expects: "must be a whole number of days, from 1 to 3649, less than expiresInDays",
+    output: "Days before expiry from which `up` replaces the key, as given in the program.",
   },
 } as const satisfies InputFields<ApiKeyInputs>;
 const diffSpec = diffSpecOf(ApiKeyInputs, inputFields);
@@ -446,7 +456,115 @@ export async function remove(ctx: HandlerContext, id: string): Promise<void> {
 
 function diff(olds: Props, news: Props): DiffResult {
   const result = diffInputs(olds, news, diffSpec);
+  const renewal = renewalDue(olds, news);
+  if (renewal !== undefined) {
+    // Create before delete (the engine's default): the new key exists before the old one is deleted.
+    return {
+      ...result,
+      changes: true,
+      replaces: [...result.replaces, "expiresAt"],
+      deleteBeforeReplace: false,
+      warnings: [renewal],
+    };
+  }
   return result.changes || !keyUnknown(olds) ? result : { ...result, changes: true };
+}
+
+// ---------------------------------------------------------------- renewal (renewBeforeDays)
+
+const DAY_MS = 24 * 3600_000;
+/**
+ * The lifetime of a key created without `expiresInDays`: the API's default, as `expiresInDays` documents it (the spec
+ * does not say it; the emulator's is the same).
+ */
+const DEFAULT_EXPIRES_IN_DAYS = 90;
+
+/**
+ * Why `renewBeforeDays` cannot be kept with the key's lifetime: a key renewed `renewBeforeDays` before its expiry must
+ * live longer than that, or every `up` would replace it.
+ */
+function renewalLifetimeProblem(news: Props): string | undefined {
+  const renew = news.renewBeforeDays;
+  const given = news.expiresInDays;
+  if (typeof renew !== "number" || !Number.isInteger(renew) || renew < 1) return undefined;
+  if (given !== undefined && (typeof given !== "number" || !Number.isInteger(given))) return undefined;
+  const lifetime = given ?? DEFAULT_EXPIRES_IN_DAYS;
+  if (renew < lifetime) return undefined;
+  const of =
+    given === undefined
+      ? `the API's default lifetime of ${lifetime} days (expiresInDays left out)`
+      : `expiresInDays (${lifetime})`;
+  return (
+    `must be less than the key's lifetime: ${renew} days before expiry is not less than ${of}, so every \`up\` ` +
+    `would replace the key. Use at most ${lifetime - 1}` +
+    (lifetime < 3650 ? `, or a longer expiresInDays (more than ${renew})` : "")
+  );
+}
+
+/**
+ * The API's clock, as this process last learned it: how far its `Date` header is from this machine's clock. The spec
+ * does not document the header: read when present, never required. Diff (which sends no request) reads it; check
+ * learns it, once per run.
+ */
+let apiClockOffsetMs: number | undefined;
+
+/** Now, by the API's clock when an answer of this run told it, else by this machine's; and whose it is. */
+function renewalNow(): { ms: number; clock: string } {
+  return apiClockOffsetMs === undefined
+    ? { ms: Date.now(), clock: "this machine's clock" }
+    : { ms: Date.now() + apiClockOffsetMs, clock: "the API's clock" };
+}
+
+/**
+ * The client whose answer tells the API's clock, without signing in (that would spend the TOTP code the `up` after a
+ * preview needs): the configured credentials when they are a key or a session token, else a session already open.
+ */
+function clockClient(ctx: HandlerContext): CloudClient | undefined {
+  return "password" in ctx.settings.auth && !ctx.api.auth.hasSession ? undefined : ctx.api;
+}
+
+/**
+ * Reads the API's clock once per run (`GET /auth/check`: any credentials may call it, nothing is written): the
+ * `Date` header of its answer. Offline (`cloudinfra:skipCredentialsValidation`), with only sign-in credentials and no
+ * session yet, or when the API sends no `Date`, this machine's clock is used; a failed read warns and does the same.
+ */
+async function learnApiClock(ctx: HandlerContext): Promise<void> {
+  if (ctx.settings.skipCredentialsValidation) return;
+  const api = clockClient(ctx);
+  if (api === undefined) return;
+  try {
+    const offset = await readOnce(api, "apiClock", async () => {
+      const answer = await api.request("check", {});
+      const date = typeof answer.headers.date === "string" ? Date.parse(answer.headers.date) : Number.NaN;
+      return Number.isNaN(date) ? undefined : date - Date.now();
+    });
+    if (offset !== undefined) apiClockOffsetMs = offset;
+  } catch (error) {
+    warnAbout(
+      ctx,
+      "API key renewal (renewBeforeDays)",
+      `the API's clock could not be read (${(error as Error).message}): keys are compared with this machine's clock`,
+    );
+  }
+}
+
+/**
+ * Why the key is renewed now, if it is: its `expiresAt` (the state's: as of the last create or refresh) is
+ * `renewBeforeDays` or fewer days away. Never the secret.
+ */
+function renewalDue(olds: Props, news: Props): string | undefined {
+  const days = news.renewBeforeDays;
+  if (typeof days !== "number" || typeof olds.expiresAt !== "string") return undefined;
+  const expiresAt = Date.parse(olds.expiresAt);
+  if (Number.isNaN(expiresAt)) return undefined;
+  const now = renewalNow();
+  if (expiresAt - now.ms > days * DAY_MS) return undefined;
+  const name = typeof olds.name === "string" ? ` "${olds.name}"` : "";
+  const left = `${expiresAt <= now.ms ? "expired" : "expires"} on ${olds.expiresAt}`;
+  return (
+    `API key${name} ${left}, within renewBeforeDays ${days} (now is ${new Date(now.ms).toISOString()} by ` +
+    `${now.clock}): \`pulumi up\` replaces it with a new key of the same inputs, created before this one is deleted`
+  );
 }
 
 /** The outputs beyond the inputs (which the outputs carry too, as the API reports them). */
@@ -486,10 +604,18 @@ export const apiKey = defineKind({
   check: async (_olds, news, ctx) => {
     const result = checkInputs(ApiKeyInputs, news, undefined, inputFields);
     const roleId = result.inputs.roleId;
+    // Refused together only when each is valid alone (else its own failure is the one said).
+    const refused = (name: string) => result.failures.some((f) => f.property === name);
+    const lifetime = refused("renewBeforeDays") || refused("expiresInDays") ? undefined : renewalLifetimeProblem(news);
+    if (lifetime !== undefined) result.failures.push({ property: "renewBeforeDays", reason: lifetime });
     if (typeof roleId === "string" && !containsUnknown(roleId)) {
       // Inputs refused already: the role is checked without a request (nothing is sent for a program this bad).
       const reason = await roleProblem(result.failures.length === 0 ? ctx : undefined, roleId);
       if (reason !== undefined) result.failures.push({ property: "roleId", reason });
+    }
+    // The clock the renewal is compared with (diff has no requests of its own): only for valid inputs.
+    if (result.failures.length === 0 && ctx !== undefined && result.inputs.renewBeforeDays !== undefined) {
+      await learnApiClock(ctx);
     }
     return result;
   },

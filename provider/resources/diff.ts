@@ -6,6 +6,11 @@ export interface DiffResult {
   replaces: string[];
   stables: string[];
   deleteBeforeReplace: boolean;
+  /**
+   * What the plan must say beside the change, e.g. why a resource whose inputs are unchanged is replaced: each host
+   * shows these as warnings about the resource, at preview and at `up`.
+   */
+  warnings?: string[];
 }
 
 export interface DiffSpec {

@@ -63,6 +63,10 @@ export class ApiKey extends pulumi.CustomResource {
      */
     declare public readonly name: pulumi.Output<string | undefined>;
     /**
+     * Days before expiry from which `up` replaces the key, as given in the program.
+     */
+    declare public readonly renewBeforeDays: pulumi.Output<number | undefined>;
+    /**
      * Role limiting the key, if any.
      */
     declare public readonly roleId: pulumi.Output<string | undefined>;
@@ -101,6 +105,7 @@ export class ApiKey extends pulumi.CustomResource {
             resourceInputs["expiresInDays"] = args?.expiresInDays;
             resourceInputs["metadata"] = args?.metadata;
             resourceInputs["name"] = args?.name;
+            resourceInputs["renewBeforeDays"] = args?.renewBeforeDays;
             resourceInputs["roleId"] = args?.roleId;
             resourceInputs["rotation"] = args?.rotation;
             resourceInputs["createdAt"] = undefined /*out*/;
@@ -117,6 +122,7 @@ export class ApiKey extends pulumi.CustomResource {
             resourceInputs["key"] = undefined /*out*/;
             resourceInputs["metadata"] = undefined /*out*/;
             resourceInputs["name"] = undefined /*out*/;
+            resourceInputs["renewBeforeDays"] = undefined /*out*/;
             resourceInputs["roleId"] = undefined /*out*/;
             resourceInputs["rotation"] = undefined /*out*/;
             resourceInputs["start"] = undefined /*out*/;
@@ -150,6 +156,10 @@ export interface ApiKeyArgs {
      * Display name (1–100 characters; names need not be unique). Changing it replaces the key.
      */
     name: pulumi.Input<string>;
+    /**
+     * Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers, read once per run) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.
+     */
+    renewBeforeDays?: pulumi.Input<number | undefined>;
     /**
      * Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made: against those options with a session token (or a session the provider already holds; a check never signs in, which would spend the TOTP code), otherwise against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
      */

@@ -30,6 +30,8 @@ type ApiKey struct {
 	Metadata pulumi.MapOutput `pulumi:"metadata"`
 	// Display name.
 	Name pulumi.StringPtrOutput `pulumi:"name"`
+	// Days before expiry from which `up` replaces the key, as given in the program.
+	RenewBeforeDays pulumi.IntPtrOutput `pulumi:"renewBeforeDays"`
 	// Role limiting the key, if any.
 	RoleId pulumi.StringPtrOutput `pulumi:"roleId"`
 	// The rotation trigger's value, as given in the program.
@@ -97,6 +99,8 @@ type apiKeyArgs struct {
 	Metadata map[string]interface{} `pulumi:"metadata"`
 	// Display name (1–100 characters; names need not be unique). Changing it replaces the key.
 	Name string `pulumi:"name"`
+	// Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers, read once per run) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.
+	RenewBeforeDays *int `pulumi:"renewBeforeDays"`
 	// Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made: against those options with a session token (or a session the provider already holds; a check never signs in, which would spend the TOTP code), otherwise against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
 	RoleId *string `pulumi:"roleId"`
 	// Rotation trigger: any change of this value (e.g. a date, a counter) rotates the key, giving it a new secret and invalidating the old one at once; the key keeps its id, expiry and status. Removing it does nothing. Changed in place.
@@ -113,6 +117,8 @@ type ApiKeyArgs struct {
 	Metadata pulumi.MapInput
 	// Display name (1–100 characters; names need not be unique). Changing it replaces the key.
 	Name pulumi.StringInput
+	// Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers, read once per run) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.
+	RenewBeforeDays pulumi.IntPtrInput
 	// Role limiting the key: one the API offers the signed-in user for new keys (`GET /auth/api-keys/options/roles`, read once per run; see `getApiKeyOptions`), e.g. `tenant-admin`, `tenant-user` or `vm-operator`; it can never exceed its creator's permissions. Checked before any change is made: against those options with a session token (or a session the provider already holds; a check never signs in, which would spend the TOTP code), otherwise against the roles the spec names. Default: none, the key has every permission of the user who created it. Changing it replaces the key.
 	RoleId pulumi.StringPtrInput
 	// Rotation trigger: any change of this value (e.g. a date, a counter) rotates the key, giving it a new secret and invalidating the old one at once; the key keeps its id, expiry and status. Removing it does nothing. Changed in place.
@@ -189,6 +195,11 @@ func (o ApiKeyOutput) Metadata() pulumi.MapOutput {
 // Display name.
 func (o ApiKeyOutput) Name() pulumi.StringPtrOutput {
 	return o.ApplyT(func(v *ApiKey) pulumi.StringPtrOutput { return v.Name }).(pulumi.StringPtrOutput)
+}
+
+// Days before expiry from which `up` replaces the key, as given in the program.
+func (o ApiKeyOutput) RenewBeforeDays() pulumi.IntPtrOutput {
+	return o.ApplyT(func(v *ApiKey) pulumi.IntPtrOutput { return v.RenewBeforeDays }).(pulumi.IntPtrOutput)
 }
 
 // Role limiting the key, if any.
