@@ -245,7 +245,10 @@ describe("user emails at preview", () => {
     // An email change to a held email is refused too (in place: no adopt then); keeping the email is no change.
     const changed = await check(ctx, "User", user(member.email), user("pf-mine@example.com"));
     expect(changed.failures).toEqual([
-      { property: "email", reason: expect.stringMatching(/refuse this email change with a 409 .*Choose another email$/) },
+      {
+        property: "email",
+        reason: expect.stringMatching(/refuse this email change with a 409 .*Choose another email$/),
+      },
     ]);
     expect((await check(ctx, "User", user(member.email), user(member.email))).failures).toEqual([]);
     // A replacement (new action) keeps its email: its second check, without previous inputs, is the stack's own.
