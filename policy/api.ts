@@ -108,8 +108,8 @@ const why = (error: unknown) => (error instanceof Error ? error.message : String
 const noted = new Set<string>();
 
 /**
- * Reports "not applicable" with `note` (nothing is judged), and prints it once per process on the pack's stderr,
- * which the CLI shows with the policy pack's output: a read that fails never fails the pack nor blocks the run.
+ * Reports "not applicable" with `note` (nothing is judged), and writes it once per process to the pack's stderr: a
+ * read that fails never fails the pack nor blocks the run.
  */
 export function notChecked(args: ResourceValidationArgs, policy: string, note: string): never {
   const text = `${policy}: not checked: ${note}`;
