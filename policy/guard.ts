@@ -1,4 +1,6 @@
 import { PolicyPack, type EnforcementLevel, type PolicyPackConfig } from "@pulumi/policy";
+import type { ApiAccessConfig } from "./api";
+import type { DeployingKeyPermissionsConfig, GpuCapacityConfig } from "./api-policies";
 import type { ConfigurationCatalogue } from "./catalogue";
 import {
   policies,
@@ -58,10 +60,20 @@ export interface CloudinfraGuardArgs {
   maxApiKeyLifetime?: PolicySetting<MaxApiKeyLifetimeConfig, EnforcementLevel>;
   /** `single-membership-owner` (stack): a group's members and a user's roles are managed inline or as resources. */
   singleMembershipOwner?: PolicySetting<Record<string, never>>;
+  /**
+   * How the policies that read the API (`gpuCapacity`, `deployingKeyPermissions`) reach it, unless their own setting
+   * says: `baseUrl`, `entityId`, `apiKeyVariable`. Default: the deploying stack's cloudinfra settings.
+   */
+  api?: ApiAccessConfig;
+  /** `gpu-capacity`: GPU VMs ask for a series × count their data center has capacity for (the API's inventory). */
+  gpuCapacity?: PolicySetting<GpuCapacityConfig>;
+  /** `deploying-key-permissions`: the deploying credentials have the permissions the operations need. */
+  deployingKeyPermissions?: PolicySetting<DeployingKeyPermissionsConfig>;
 }
 
 const levels: readonly string[] = ["advisory", "mandatory", "remediate", "disabled"] satisfies EnforcementLevel[];
 const catalogueKeys: readonly PolicyKey[] = ["allowedVmConfigurations", "maxVmSize", "maxReportedVmSize"];
+const apiKeys: readonly PolicyKey[] = ["gpuCapacity", "deployingKeyPermissions"];
 
 /**
  * The pack's initial policy config (policy name → level, or { enforcementLevel, ...config }) for `args`, as the
@@ -75,7 +87,7 @@ export function guardConfig(args: CloudinfraGuardArgs = {}): PolicyPackConfig {
       problems.push(`${where}: ${JSON.stringify(value)} is not an enforcement level (${levels.join(", ")})`);
     }
   };
-  const { all, catalogue, ...settings } = args;
+  const { all, catalogue, api, ...settings } = args;
   // The engine reads a setting given without a level as "advisory", overriding `all`: every setting gets its level.
   const defaultLevel: EnforcementLevel = all ?? "advisory";
   if (all !== undefined) {
@@ -84,7 +96,9 @@ export function guardConfig(args: CloudinfraGuardArgs = {}): PolicyPackConfig {
   }
   for (const [key, setting] of Object.entries(settings) as [string, unknown][]) {
     if (!(key in policies)) {
-      problems.push(`unknown setting "${key}"; the settings are all, catalogue, ${Object.keys(policies).join(", ")}`);
+      problems.push(
+        `unknown setting "${key}"; the settings are all, catalogue, api, ${Object.keys(policies).join(", ")}`,
+      );
       continue;
     }
     if (setting === undefined) continue;
@@ -117,6 +131,23 @@ export function guardConfig(args: CloudinfraGuardArgs = {}): PolicyPackConfig {
       config[name] = typeof given === "string" ? { enforcementLevel: given, catalogue } : { ...given, catalogue };
     }
   }
+  if (api !== undefined) {
+    const known = Object.keys(policies.gpuCapacity.configSchema?.properties ?? {});
+    if (typeof api !== "object" || api === null)
+      problems.push("api: give an object of { baseUrl, entityId, apiKeyVariable }");
+    else {
+      for (const property of Object.keys(api)) {
+        if (!known.includes(property)) problems.push(`api: unknown config "${property}"; it is ${known.join(", ")}`);
+      }
+      const given = Object.fromEntries(Object.entries(api).filter(([, value]) => value !== undefined));
+      for (const key of apiKeys) {
+        const name = policies[key].name;
+        const current = config[name] ?? defaultLevel;
+        // A policy's own setting wins over `api`.
+        config[name] = typeof current === "string" ? { enforcementLevel: current, ...given } : { ...given, ...current };
+      }
+    }
+  }
   if (problems.length > 0) throw new TypeError(`CloudinfraGuard:\n  ${problems.join("\n  ")}`);
   return config;
 }
@@ -147,7 +178,9 @@ export class CloudinfraGuard extends PolicyPack {
         policies: cloudinfraPolicies,
         enforcementLevel: "advisory",
         displayName: "cloudinfra guard",
-        description: "Sizes and hygiene of cloudinfra resources: VM, GPU and volume sizes, public IPs, groups, keys.",
+        description:
+          "Sizes and hygiene of cloudinfra resources: VM, GPU and volume sizes, public IPs, groups, keys; GPU " +
+          "capacity and the deploying key's permissions, read from the API.",
         provider: "cloudinfra",
         tags: ["cloudinfra", "cost", "security"],
       },

@@ -19,6 +19,9 @@ export {
   singleMembershipOwner,
   groupedKinds,
 } from "./policies";
+export { gpuCapacity, deployingKeyPermissions } from "./api-policies";
+export type { GpuCapacityConfig, DeployingKeyPermissionsConfig } from "./api-policies";
+export type { ApiAccessConfig } from "./api";
 export type {
   PolicyKey,
   SizeLimits,

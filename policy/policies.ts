@@ -7,6 +7,7 @@ import {
   type ConfigurationSize,
   type GpuSeriesCatalogue,
 } from "./catalogue";
+import { deployingKeyPermissions, gpuCapacity } from "./api-policies";
 import { kindOf, peek, remediateKinds, validateKinds, validateStackKinds, type Kind } from "./kinds";
 
 // ---------------------------------------------------------------- config
@@ -617,6 +618,8 @@ export const policies = {
   requireResourceGroup,
   maxApiKeyLifetime,
   singleMembershipOwner,
+  gpuCapacity,
+  deployingKeyPermissions,
 };
 
 /** The setting names of {@link policies}. */

@@ -56,11 +56,17 @@ interface Named {
 }
 type ListOf = (page: number, search?: string) => Promise<{ data: Named[]; meta: { totalPages: number } }>;
 
-/** Which names a kind's objects hold: the whole list when it is short, else one search per name (exact match). */
+/**
+ * Which names a kind's objects hold: the whole list when it is short, else one search per name (exact match, after
+ * `fold`: user emails are compared lower-case, as the API stores them).
+ */
 class NameIndex {
   private whole: Promise<Map<string, Named> | undefined> | undefined;
   private readonly searched = new Map<string, Promise<Named | undefined>>();
-  constructor(private readonly list: ListOf) {}
+  constructor(
+    private readonly list: ListOf,
+    private readonly fold: (name: string) => string = (name) => name,
+  ) {}
 
   /** The object holding `name`, if any. */
   async holder(name: string): Promise<Named | undefined> {
@@ -69,7 +75,7 @@ class NameIndex {
       this.whole = undefined;
       throw error;
     });
-    if (all) return all.get(name);
+    if (all) return all.get(this.fold(name));
     let found = this.searched.get(name);
     if (!found) {
       found = this.search(name);
@@ -85,19 +91,22 @@ class NameIndex {
     const all = new Map<string, Named>();
     const pages = [first];
     for (let page = 2; page <= first.meta.totalPages; page++) pages.push(await this.list(page));
-    for (const item of pages.flatMap((p) => p.data)) all.set(item.name, item);
+    for (const item of pages.flatMap((p) => p.data)) all.set(this.fold(item.name), item);
     return all;
   }
 
   private async search(name: string): Promise<Named | undefined> {
     for (let page = 1; ; page++) {
       const { data, meta } = await this.list(page, name);
-      const exact = data.find((item) => item.name === name);
+      const exact = data.find((item) => this.fold(item.name) === this.fold(name));
       if (exact) return exact;
       if (page >= meta.totalPages || data.length === 0) return undefined;
     }
   }
 }
+
+/** The kinds whose names (a user's email) the API keeps unique. */
+export type NameKind = "volume" | "network" | "user";
 
 /** A VM's volume count as first seen in this run (before any attachment of the run was made) and its maximum. */
 interface VmVolumes {
@@ -132,16 +141,30 @@ export class RunReads {
     return this.inventory;
   }
 
-  /** The volume or network holding `name`, if any. */
-  nameHolder(kind: "volume" | "network", name: string): Promise<Named | undefined> {
-    let index = this.names.get(kind);
+  /**
+   * The volume or network holding `name`, or the user (not deleted) holding the email `name` (in `entityId`, when
+   * given: a user registered in a child entity), if any.
+   */
+  nameHolder(kind: NameKind, name: string, entityId?: string): Promise<Named | undefined> {
+    const key = kind === "user" && entityId !== undefined ? `user:${entityId}` : kind;
+    let index = this.names.get(key);
     if (!index) {
       const api = this.api;
+      const query = (page: number, search?: string) => ({ page, limit: 100, ...(search ? { search } : {}) });
       const list: ListOf =
         kind === "volume"
-          ? (page, search) => api.listVolumes({ query: { page, limit: 100, ...(search ? { search } : {}) } })
-          : (page, search) => api.listNetworks({ query: { page, limit: 100, ...(search ? { search } : {}) } });
-      this.names.set(kind, (index = new NameIndex(list)));
+          ? (page, search) => api.listVolumes({ query: query(page, search) })
+          : kind === "network"
+            ? (page, search) => api.listNetworks({ query: query(page, search) })
+            : async (page, search) => {
+                const found = await api.listUsers({
+                  query: { ...query(page, search), ...(entityId !== undefined ? { entityId } : {}) },
+                });
+                const live = found.data.filter((u) => u.deletedAt === null);
+                return { data: live.map((u) => ({ id: u.id, name: u.email })), meta: found.meta };
+              };
+      // The API stores emails lower-case (and its search ignores case): emails are compared lower-case.
+      this.names.set(key, (index = new NameIndex(list, kind === "user" ? (n) => n.toLowerCase() : undefined)));
     }
     return index.holder(name);
   }
@@ -289,27 +312,29 @@ async function warnOfOwnKey(ctx: HandlerContext, reads: RunReads): Promise<void>
 /** The inputs that replace a GPU VM: a create or a replacement orders capacity. */
 const gpuCapacityInputs = ["datacenterId", "seriesId", "gpuCount"] as const;
 
-/** GPU VM create or replacement: the series × count is available in the data center (the inventory, read once). */
-export const gpuCapacity: PreflightCheck = async ({ olds, news, reads, read }) => {
-  const { datacenterId, seriesId, gpuCount, name } = news;
-  if (!known(datacenterId, seriesId, gpuCount)) return [];
-  if (!isCreate(olds) && gpuCapacityInputs.every((k) => sameValue(olds[k], news[k]))) return [];
-  const time = new Date();
-  const what = "GPU capacity (GET /resource/gpu/inventory)";
-  const inventory = await read(what, `GPU VM "${String(name)}"`, () => reads.gpuInventory());
-  if (!inventory) return [];
+/**
+ * Whether the inventory offers `seriesId` × `gpuCount` in `datacenterId`: no failure when it does, else one naming
+ * what is available now (the series, or the data centers and counts of the series). `resource` names the GPU VM;
+ * `seen` says where and when the inventory was read. Shared by the preview check and the policy pack.
+ */
+export function capacityFailures(
+  inventory: readonly GpuInventoryEntry[],
+  wanted: { datacenterId: unknown; seriesId: unknown; gpuCount: unknown },
+  resource: string,
+  seen: string,
+): CheckFailure[] {
+  const { datacenterId, seriesId, gpuCount } = wanted;
   const entry = inventory.find((s) => s.seriesId === seriesId);
   const place = entry?.availability.find((a) => a.datacenterId === datacenterId);
   const count = String(gpuCount) as "1" | "2" | "4" | "8";
   if (place?.gpuCounts[count]?.available) return [];
-  const seen = `(GET /resource/gpu/inventory ${at(time)}; capacity can change before \`up\`, which still reports the API's 409)`;
   if (!entry) {
     const series = inventory.map((s) => `${s.seriesCode} (seriesId ${s.seriesId})`).join(", ") || "none";
     return [
       {
         property: "seriesId",
         reason:
-          `GPU VM "${String(name)}": the inventory has no GPU series ${String(seriesId)} ${seen}. The series are: ` +
+          `${resource}: the inventory has no GPU series ${String(seriesId)} ${seen}. The series are: ` +
           `${series}. Set seriesId to one of these`,
       },
     ];
@@ -326,7 +351,7 @@ export const gpuCapacity: PreflightCheck = async ({ olds, news, reads, read }) =
     {
       property: "gpuCount",
       reason:
-        `GPU VM "${String(name)}": ${entry.seriesName} with ${count} GPU(s) is not available in ${where} ${seen}. ` +
+        `${resource}: ${entry.seriesName} with ${count} GPU(s) is not available in ${where} ${seen}. ` +
         (available.length > 0
           ? `Available now for ${entry.seriesName}: ${available.join(", ")} (data center ids: ${ids}). Set ` +
             "datacenterId and gpuCount to one of these"
@@ -334,36 +359,78 @@ export const gpuCapacity: PreflightCheck = async ({ olds, news, reads, read }) =
         ", or preview again later",
     },
   ];
+}
+
+/** GPU VM create or replacement: the series × count is available in the data center (the inventory, read once). */
+export const gpuCapacity: PreflightCheck = async ({ olds, news, reads, read }) => {
+  const { datacenterId, seriesId, gpuCount, name } = news;
+  if (!known(datacenterId, seriesId, gpuCount)) return [];
+  if (!isCreate(olds) && gpuCapacityInputs.every((k) => sameValue(olds[k], news[k]))) return [];
+  const time = new Date();
+  const what = "GPU capacity (GET /resource/gpu/inventory)";
+  const inventory = await read(what, `GPU VM "${String(name)}"`, () => reads.gpuInventory());
+  if (!inventory) return [];
+  const seen = `(GET /resource/gpu/inventory ${at(time)}; capacity can change before \`up\`, which still reports the API's 409)`;
+  return capacityFailures(inventory, { datacenterId, seriesId, gpuCount }, `GPU VM "${String(name)}"`, seen);
 };
 
-/** Volume or network create (or rename): its unique name is free, unless `adopt` takes the holder over. */
+/** How each kind's unique name is told in messages: the property, and the holder as a phrase. */
+const nameKinds = {
+  volume: { property: "name", noun: "volume", holder: (n: string) => `A volume named "${n}"`, plural: "volume names" },
+  network: {
+    property: "name",
+    noun: "network",
+    holder: (n: string) => `A network named "${n}"`,
+    plural: "network names",
+  },
+  user: {
+    property: "email",
+    noun: "user",
+    holder: (n: string) => `A user with the email "${n}"`,
+    plural: "user emails (among users that are not deleted)",
+  },
+} as const satisfies Record<NameKind, object>;
+
+/**
+ * Volume or network create (or rename), user create (or email change): its unique name (email) is free, unless
+ * `adopt` takes the holder over.
+ */
 export const freeName =
-  (kind: "volume" | "network"): PreflightCheck =>
+  (kind: NameKind): PreflightCheck =>
   async ({ olds, news, reads, read }) => {
-    const { name } = news;
+    const { property, noun, holder: phrase, plural } = nameKinds[kind];
+    const name = news[property];
+    const old = olds[property];
     const creating = isCreate(olds);
-    let held = reads.stackNames.get(kind);
-    if (!held) reads.stackNames.set(kind, (held = new Set()));
-    if (!creating && typeof olds.name === "string") held.add(olds.name);
+    const entityId = kind === "user" && typeof news.entityId === "string" ? news.entityId : undefined;
+    const stackKey = entityId === undefined ? kind : `${kind}:${entityId}`;
+    let held = reads.stackNames.get(stackKey);
+    if (!held) reads.stackNames.set(stackKey, (held = new Set()));
+    if (!creating && typeof old === "string") held.add(old);
     if (typeof name !== "string" || !known(name)) return [];
     if (creating && news.adopt === true) return [];
-    if (!creating && olds.name === name) return [];
+    if (!creating && old === name) return [];
     // A replacement's second check (no previous inputs): the name is the stack's own, freed by the replacement.
     if (creating && held.has(name)) return [];
+    // An entity not known yet (a child entity created in the same run) cannot be searched.
+    if (kind === "user" && news.entityId !== undefined && entityId === undefined) return [];
     const time = new Date();
-    const holder = await read(`whether the ${kind} name is free (GET the ${kind} list)`, `${kind} "${name}"`, () =>
-      reads.nameHolder(kind, name),
+    const list = kind === "user" ? "GET /users" : `GET the ${noun} list`;
+    const holder = await read(`whether the ${noun} ${property} is free (${list})`, `${noun} "${name}"`, () =>
+      reads.nameHolder(kind, name, entityId),
     );
     if (!holder) return [];
+    const another = property === "email" ? "another email" : "another name";
     const fix = creating
-      ? "Set `adopt: true` to manage it from this program, or choose another name"
-      : "Choose another name";
+      ? `Set \`adopt: true\` to manage it from this program, or choose ${another}`
+      : `Choose ${another}`;
+    const change = creating ? "create" : property === "email" ? "email change" : "rename";
     return [
       {
-        property: "name",
+        property,
         reason:
-          `A ${kind} named "${name}" already exists (${holder.id}), and ${kind} names are unique: the API would ` +
-          `refuse this ${creating ? "create" : "rename"} with a 409 (the ${kind} list ${at(time)}). ${fix}`,
+          `${phrase(name)} already exists (${holder.id}), and ${plural} are unique: the API would ` +
+          `refuse this ${change} with a 409 (the ${noun} list ${at(time)}). ${fix}`,
       },
     ];
   };
@@ -439,38 +506,50 @@ export const attachable: PreflightCheck = async ({ ctx, olds, news, reads, read 
 };
 
 /** An operation the plan would send, and the input that asks for it. */
-interface Operation {
+export interface Operation {
   property: string;
   what: string;
   /** The route's spec (not its name: the request is only planned here, not sent). */
   route: RouteSpec;
 }
 
-/** The operations a VM's or GPU VM's plan sends that need a permission beyond create (power, reset, rescue). */
-function vmOperations(olds: Props, news: Props, gpu: boolean): Operation[] {
+/**
+ * The previous inputs of a resource judged as the program declares it (the policy pack, which sees no state): every
+ * operation its inputs ask for at some time of its life counts, as on a create, and a `resetTrigger` too (it exists
+ * to be changed).
+ */
+export const DECLARED = "declared";
+
+/**
+ * The operations a VM's or GPU VM's plan sends that need a permission beyond create (power, reset, rescue), from the
+ * previous inputs (empty on a create) or {@link DECLARED}.
+ */
+export function vmOperations(olds: Props | typeof DECLARED, news: Props, gpu: boolean): Operation[] {
   const ops: Operation[] = [];
-  const creating = isCreate(olds);
-  const changed = (k: string) => news[k] !== undefined && known(news[k]) && !sameValue(olds[k], news[k]);
+  const declared = olds === DECLARED;
+  const before: Props = declared ? {} : olds;
+  const creating = isCreate(before);
+  const changed = (k: string) => news[k] !== undefined && known(news[k]) && !sameValue(before[k], news[k]);
   const power = news.powerState;
   if (known(power) && (creating ? power === "stopped" : changed("powerState") && power !== undefined)) {
     const route =
       power === "stopped" ? (gpu ? routes.stopGpuVm : routes.stopVm) : gpu ? routes.startGpuVm : routes.startVm;
     ops.push({ property: "powerState", what: `powerState "${String(power)}" (${describe(route)})`, route });
   }
-  if (!creating && changed("resetTrigger")) {
+  if ((declared || !creating) && changed("resetTrigger")) {
     const route = gpu ? routes.resetGpuVm : routes.resetVm;
     ops.push({
       property: "resetTrigger",
-      what: `the reset a changed resetTrigger asks for (${describe(route)})`,
+      what: `the reset a ${declared ? "" : "changed "}resetTrigger asks for (${describe(route)})`,
       route,
     });
   }
   if (!gpu) {
-    if (known(news.rescue) && (creating ? news.rescue !== undefined : !sameValue(olds.rescue, news.rescue))) {
+    if (known(news.rescue) && (creating ? news.rescue !== undefined : !sameValue(before.rescue, news.rescue))) {
       const route = news.rescue === undefined ? routes.unrescueVm : routes.rescueVm;
       ops.push({ property: "rescue", what: `the rescue (${describe(route)})`, route });
     }
-    if (news.shutdownBeforeDelete === true && olds.shutdownBeforeDelete !== true) {
+    if (news.shutdownBeforeDelete === true && before.shutdownBeforeDelete !== true) {
       ops.push({
         property: "shutdownBeforeDelete",
         what: `shutdownBeforeDelete (the VM's delete stops it first: ${describe(routes.stopVm)})`,
@@ -481,7 +560,50 @@ function vmOperations(olds: Props, news: Props, gpu: boolean): Operation[] {
   return ops;
 }
 
+/** The operations an ApiKey's plan sends (create, enabled, rotation), from the previous inputs or {@link DECLARED}. */
+export function apiKeyOperations(olds: Props | typeof DECLARED, news: Props): Operation[] {
+  const ops: Operation[] = [];
+  const before: Props = olds === DECLARED ? {} : olds;
+  if (isCreate(before)) {
+    ops.push({
+      property: "name",
+      what: `creating an API key (${describe(routes.createApiKey)})`,
+      route: routes.createApiKey,
+    });
+    return ops;
+  }
+  if (known(news.enabled) && news.enabled !== undefined && !sameValue(before.enabled, news.enabled)) {
+    ops.push({
+      property: "enabled",
+      what: `changing enabled (${describe(routes.setApiKeyStatus)})`,
+      route: routes.setApiKeyStatus,
+    });
+  }
+  if (known(news.rotation) && news.rotation !== undefined && !sameValue(before.rotation, news.rotation)) {
+    ops.push({
+      property: "rotation",
+      what: `the rotation (${describe(routes.rotateApiKey)})`,
+      route: routes.rotateApiKey,
+    });
+  }
+  return ops;
+}
+
 const describe = (spec: RouteSpec) => `${spec.method} ${spec.path.replace(/:(\w+)/g, "{$1}")}`;
+
+/**
+ * The operations the caller has none of the route's permissions for, each as a failure naming the permission, the
+ * caller's roles and the fix. `seen` says where and when the caller was read. Shared with the policy pack.
+ */
+export function missingPermissions(caller: Caller, ops: readonly Operation[], seen: string): CheckFailure[] {
+  const failures: CheckFailure[] = [];
+  for (const op of ops) {
+    const needed: readonly string[] = op.route.permission ?? [];
+    if (needed.length === 0 || needed.some((p) => caller.user.permissions.includes(p))) continue;
+    failures.push({ property: op.property, reason: lacking(caller, op, needed, seen) });
+  }
+  return failures;
+}
 
 /** Fails each operation the caller has none of the route's permissions for (the run's one `GET /auth/check`). */
 async function permitted(call: PreflightCall, resource: string, ops: Operation[]): Promise<CheckFailure[]> {
@@ -491,22 +613,16 @@ async function permitted(call: PreflightCall, resource: string, ops: Operation[]
     callerOf(call.ctx, call.used),
   );
   if (!caller) return [];
-  const failures: CheckFailure[] = [];
-  for (const op of ops) {
-    const needed: readonly string[] = op.route.permission ?? [];
-    if (needed.length === 0 || needed.some((p) => caller.user.permissions.includes(p))) continue;
-    failures.push({ property: op.property, reason: lacking(caller, op, needed, time) });
-  }
-  return failures;
+  return missingPermissions(caller, ops, `(GET /auth/check ${at(time)})`);
 }
 
-function lacking(caller: Caller, op: Operation, needed: readonly string[], time: Date): string {
+function lacking(caller: Caller, op: Operation, needed: readonly string[], seen: string): string {
   const roles = caller.user.roles.length > 0 ? caller.user.roles.join(", ") : "none";
   const permission = needed.length === 1 ? needed[0]! : `${needed.slice(0, -1).join(", ")} or ${needed.at(-1)!}`;
   return (
     `${op.what} needs the permission ${permission}, which the credentials of this stack lack: they act as ` +
-    `${caller.user.email} with the role(s) ${roles} in entity "${caller.activeEntity.name}" (GET /auth/check ` +
-    `${at(time)}). Use an API key that has ${needed[0]!}: one created (without a narrower roleId) by a user whose ` +
+    `${caller.user.email} with the role(s) ${roles} in entity "${caller.activeEntity.name}" ${seen}. Use an API ` +
+    `key that has ${needed[0]!}: one created (without a narrower roleId) by a user whose ` +
     `role grants it, or one given such a role (e.g. \`roleId: "vm-operator"\` for vm:operate, "tenant-admin" for ` +
     `api-keys:manage); or leave ${op.property} out of the program`
   );
@@ -523,32 +639,5 @@ export const gpuChecks: PreflightCheck = async (call) => [
 ];
 
 /** ApiKey: the session creating, suspending and rotating keys has the permission of each route. */
-export const apiKeyPermissions: PreflightCheck = (call) => {
-  const { olds, news } = call;
-  const ops: Operation[] = [];
-  const creating = isCreate(olds);
-  if (creating) {
-    ops.push({
-      property: "name",
-      what: `creating an API key (${describe(routes.createApiKey)})`,
-      route: routes.createApiKey,
-    });
-  }
-  if (!creating) {
-    if (known(news.enabled) && news.enabled !== undefined && !sameValue(olds.enabled, news.enabled)) {
-      ops.push({
-        property: "enabled",
-        what: `changing enabled (${describe(routes.setApiKeyStatus)})`,
-        route: routes.setApiKeyStatus,
-      });
-    }
-    if (known(news.rotation) && news.rotation !== undefined && !sameValue(olds.rotation, news.rotation)) {
-      ops.push({
-        property: "rotation",
-        what: `the rotation (${describe(routes.rotateApiKey)})`,
-        route: routes.rotateApiKey,
-      });
-    }
-  }
-  return permitted(call, `API key "${String(news.name)}"`, ops);
-};
+export const apiKeyPermissions: PreflightCheck = (call) =>
+  permitted(call, `API key "${String(call.news.name)}"`, apiKeyOperations(call.olds, call.news));

@@ -10,6 +10,7 @@ import { isConflict, isNotFound, ResourceInitError } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { containsUnknown, plainInputs, type Props } from "./props";
 import { diffSpecOf, type InputFields } from "./fields";
+import { freeName } from "./preflight";
 import { sortedSet, teamIdInput } from "./resource-group";
 import { roleNameInput } from "./user-role";
 
@@ -444,4 +445,6 @@ export const user = defineKind({
   },
   update: async (ctx, id, olds, news) => managedOnly(news, await update(ctx, id, olds, news)),
   delete: (ctx, id, props) => remove(ctx, id, props),
+  // A create (or email change) to an email another user holds fails at preview, unless `adopt` takes it over.
+  preflight: freeName("user"),
 });

@@ -11,6 +11,9 @@ import { pluginResources, resource, useLauncher } from "../plugin/launcher";
 useLauncher();
 const world = await cliWorld();
 const [fra] = world.datacenters;
+const nyc = world.datacenters.find((d) => d.name.startsWith("nyc"))!;
+const { member } = world.emulator.bootstrap.users;
+const h100 = world.emulator.bootstrap.fixtures.gpuSeries.find((s) => s.code === "h100")!;
 const pack = policyPack(world);
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -34,6 +37,49 @@ describeCli("the policy pack on the plugin's resources (real CLI)", () => {
     expect((await pluginResources(stack)).filter((r) => r.type.startsWith("cloudinfra:index:"))).toEqual([]);
     const writes = (await world.requests(since)).filter((r) => r.method === "POST" && !r.path.endsWith("/jobs"));
     expect(writes).toEqual([]);
+  });
+
+  it("reports GPU capacity and the deploying key's permissions on plugin resources at preview, read from the API", async () => {
+    const stack = await world.stack(
+      "quickstart",
+      async () => {
+        resource("VirtualMachine", "web", {
+          name: "ppp-api-vm",
+          datacenterId: fra!.id,
+          imageId: 1,
+          configurationId: 1,
+          shutdownBeforeDelete: true,
+        });
+        resource("GpuVirtualMachine", "train", {
+          name: "ppp-api-gpu",
+          datacenterId: nyc.id,
+          seriesId: h100.id,
+          gpuCount: 4,
+        });
+      },
+      { ...world.config, "cloudinfra:apiKey": { secret: member.apiKey }, "cloudinfra:preflight": "off" },
+    );
+    const since = world.mark();
+    const messages: string[] = [];
+    await stack.preview({
+      color: "never",
+      policyPacks: [pack],
+      onEvent: (event) => {
+        const found = event.policyEvent;
+        if (found !== undefined) messages.push(`${found.enforcementLevel} ${found.policyName}: ${found.message}`);
+      },
+    });
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^advisory gpu-capacity: .*GPU VM train: .* with 4 GPU\(s\) is not available in nyc-1/s),
+        expect.stringMatching(
+          /^advisory deploying-key-permissions: .*VirtualMachine web: shutdownBeforeDelete .* needs the permission vm:operate/s,
+        ),
+      ]),
+    );
+    const log = await world.requests(since);
+    expect(log.filter((r) => r.path.endsWith("/resource/gpu/inventory"))).toHaveLength(1);
+    expect(log.filter((r) => r.method !== "GET")).toEqual([]);
   });
 
   it("remediates a plugin API key asking for 365 days: the API creates it with the pack's 90", async () => {

@@ -231,8 +231,14 @@ export class PolicyEngine {
     },
   ) {}
 
-  /** Starts the pack in `dir` as `pulumi` does, and reads its policies. */
-  static async start(dir: string, options: { stack?: string; project?: string } = {}): Promise<PolicyEngine> {
+  /**
+   * Starts the pack in `dir` as `pulumi` does, and reads its policies. `env` is laid over the test's environment:
+   * what the CLI adds, e.g. `PULUMI_CONFIG` (the stack's config, secrets decrypted).
+   */
+  static async start(
+    dir: string,
+    options: { stack?: string; project?: string; env?: Record<string, string> } = {},
+  ): Promise<PolicyEngine> {
     const watchdog = path.join(dir, ".watchdog.js");
     // Ends the pack when the test process is gone (its stdin closes), without keeping a failed pack alive.
     fs.writeFileSync(
@@ -246,6 +252,7 @@ export class PolicyEngine {
         ...process.env,
         PULUMI_NODEJS_PROJECT: options.project ?? "test",
         PULUMI_NODEJS_STACK: options.stack ?? "test",
+        ...options.env,
       },
     });
     const output = { text: "" };

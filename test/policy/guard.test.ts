@@ -90,11 +90,30 @@ describe("guardConfig", () => {
     expect(lines).toEqual([
       "CloudinfraGuard:",
       'all: "strict" is not an enforcement level (advisory, mandatory, remediate, disabled)',
-      expect.stringMatching(/^unknown setting "maxGpus"; the settings are all, catalogue, allowedVmConfigurations, /),
+      expect.stringMatching(
+        /^unknown setting "maxGpus"; the settings are all, catalogue, api, allowedVmConfigurations, /,
+      ),
       'maxGpuCount: unknown config "maxCount"; its config is max',
       'maxGpuCount.enforcementLevel: "blocking" is not an enforcement level (advisory, mandatory, remediate, disabled)',
       "noPublicIp: give an enforcement level or an object of { enforcementLevel, ...config }",
     ]);
+  });
+
+  it("hands `api` to the policies that read the API, under their own settings, and refuses unknown members", () => {
+    const api = { baseUrl: "https://api.example.com/v1", apiKeyVariable: "POLICY_KEY" };
+    expect(
+      guardConfig({ api, gpuCapacity: "mandatory", deployingKeyPermissions: { baseUrl: "http://own/v1" } }),
+    ).toEqual({
+      "gpu-capacity": { enforcementLevel: "mandatory", ...api },
+      "deploying-key-permissions": {
+        enforcementLevel: "advisory",
+        apiKeyVariable: "POLICY_KEY",
+        baseUrl: "http://own/v1",
+      },
+    });
+    expect(() => guardConfig({ api: { apiKey: "svc_x" } as never })).toThrow(
+      'api: unknown config "apiKey"; it is baseUrl, entityId, apiKeyVariable',
+    );
   });
 
   it("defaults its catalogues to the emulator's fixed catalog", () => {

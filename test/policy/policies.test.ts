@@ -59,6 +59,8 @@ describe("the pack as the engine sees it", () => {
     expect(types).toEqual({
       "allowed-gpu-series": "resource",
       "allowed-vm-configurations": "resource",
+      "deploying-key-permissions": "resource",
+      "gpu-capacity": "resource",
       "max-api-key-lifetime": "resource",
       "max-gpu-count": "resource",
       "max-instances": "stack",
@@ -110,6 +112,8 @@ describe("the pack as the engine sees it", () => {
     expect(notApplicable.map((n) => n.policyName).sort()).toEqual([
       "allowed-gpu-series",
       "allowed-vm-configurations",
+      "deploying-key-permissions",
+      "gpu-capacity",
       "max-api-key-lifetime",
       "max-gpu-count",
       "max-vm-size",

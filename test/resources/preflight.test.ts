@@ -220,6 +220,68 @@ describe("names at preview", () => {
   });
 });
 
+describe("user emails at preview", () => {
+  it("a user create or email change to an email another user holds fails; adopt, free emails and updates pass; one list read", async () => {
+    const ctx = run();
+    const user = (email: string, extra: Props = {}) => ({ email, firstName: "Pf", ...extra });
+    // As the program may write it: the check lower-cases emails, as the API stores them.
+    const held = member.email.toUpperCase();
+    const mark = stack.mark();
+    const refused = await check(ctx, "User", user(held));
+    expect(refused.failures).toEqual([
+      {
+        property: "email",
+        reason: expect.stringContaining(
+          `A user with the email "${member.email}" already exists (${member.id}), and user emails (among users that ` +
+            "are not deleted) are unique: the API would refuse this create with a 409 (the user list at ",
+        ),
+      },
+    ]);
+    expect(refused.failures[0]!.reason).toMatch(
+      /when this preview ran\)\. Set `adopt: true` to manage it from this program, or choose another email$/,
+    );
+    expect((await check(ctx, "User", user(held, { adopt: true }))).failures).toEqual([]);
+    expect((await check(ctx, "User", user("pf-free@example.com"))).failures).toEqual([]);
+    // An email change to a held email is refused too (in place: no adopt then); keeping the email is no change.
+    const changed = await check(ctx, "User", user(member.email), user("pf-mine@example.com"));
+    expect(changed.failures).toEqual([
+      {
+        property: "email",
+        reason: expect.stringMatching(/refuse this email change with a 409 .*Choose another email$/),
+      },
+    ]);
+    expect((await check(ctx, "User", user(member.email), user(member.email))).failures).toEqual([]);
+    // A replacement (new action) keeps its email: its second check, without previous inputs, is the stack's own.
+    const replaced = user(member.email, { action: "register", password: "Pf-Passw0rd!long" });
+    expect((await check(ctx, "User", replaced, user(member.email))).failures).toEqual([]);
+    expect((await check(ctx, "User", replaced)).failures).toEqual([]);
+    const log = await stack.requests(mark);
+    expect(writes(log)).toEqual([]);
+    expect(log.filter((r) => r.path.endsWith("/users")).length).toBe(1);
+
+    // What preview said is what the API answers: the create is refused, a free email is created.
+    await expect(stack.api.createUser({ body: { email: member.email } })).rejects.toMatchObject({ status: 409 });
+  });
+
+  it("a user deleted (softly) frees its email; a failing list read warns and lets the preview go on", async () => {
+    const made = await stack.api.createUser({ body: { email: "pf-gone@example.com" } });
+    await stack.api.deleteUser({ params: { id: made.id } });
+    const ctx = run();
+    expect((await check(ctx, "User", { email: "pf-gone@example.com" })).failures).toEqual([]);
+    await closeClients();
+    const failing = run({ "cloudinfra:maxRetries": "0" });
+    await stack.faults("listUsers,status=503");
+    try {
+      expect((await check(failing, "User", { email: member.email })).failures).toEqual([]);
+    } finally {
+      await stack.faults("");
+    }
+    expect(failing.warnings).toEqual([
+      expect.stringContaining(`user "${member.email}": preview could not check whether the user email is free`),
+    ]);
+  });
+});
+
 describe("attachability at preview", () => {
   it("fails a VM of another data center, and a VM whose volumes the plan's attachments would overfill", async () => {
     const ctx = run();
