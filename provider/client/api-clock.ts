@@ -7,10 +7,30 @@ const REQUESTS_KEPT = 10_000;
  * so the offset of the API's clock lies within [createdAt − receivedAt, createdAt − sentAt]. Each job seen narrows
  * that interval; one that does not meet it (the API's clock was set) starts it anew. A create whose answer was lost is
  * then settled by the API's own clock (see {@link earliestAt}): what was made before the request was sent is older.
+ * Every answer's `Date` header (HTTP's, to the second; the spec does not document it: read when present) tells the
+ * clock more roughly, enough for {@link now} (e.g. how far a key is from its expiry), never for {@link earliestAt}.
  */
 export class ApiClock {
   private readonly requested = new Map<string, { sentAt: number; receivedAt: number }>();
   private offset: { low: number; high: number } | undefined;
+  /** The offset as the latest `Date` header told it (the middle of what it allows). */
+  private roughOffset: number | undefined;
+
+  /** An answer's `Date` header, for a request sent at `sentAt` and answered at `receivedAt` (this machine's clock). */
+  heard(date: string | undefined, sentAt: number, receivedAt: number): void {
+    const at = date === undefined ? Number.NaN : Date.parse(date);
+    // The header is the second the answer was made in: the API's clock read between `at` and `at` + 1 s.
+    if (Number.isFinite(at)) this.roughOffset = at + 500 - (sentAt + receivedAt) / 2;
+  }
+
+  /**
+   * Now on the API's clock (epoch ms), as the latest answer's `Date` told it (every answer has a say: a clock that
+   * was set shows at once), else the jobs; undefined before either did.
+   */
+  now(): number | undefined {
+    const offset = this.roughOffset ?? (this.offset ? (this.offset.low + this.offset.high) / 2 : undefined);
+    return offset === undefined ? undefined : Date.now() + offset;
+  }
 
   /** Jobs started by a request sent at `sentAt` and answered at `receivedAt` (this machine's clock, ms). */
   started(jobIds: readonly string[], sentAt: number, receivedAt: number): void {

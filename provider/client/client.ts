@@ -191,11 +191,14 @@ class CloudClientBase {
       (token, signal) => this.sendSignOut(token, signal),
     );
     // The poller serves every waiter: no one caller's signal ends its polls.
-    this.jobs = new JobWaiter(async (jobIds) => {
-      const { jobs } = await this.invoke("queryJobs", { body: { jobIds }, waits: null });
-      for (const job of jobs) this.clock.seen(job);
-      return jobs;
-    }, options.jobs);
+    this.jobs = new JobWaiter(
+      async (jobIds) => {
+        const { jobs } = await this.invoke("queryJobs", { body: { jobIds }, waits: null });
+        for (const job of jobs) this.clock.seen(job);
+        return jobs;
+      },
+      { budgetBound: () => this.pacer.budgetFor("queryJobs").snapshot().queued > 0, ...options.jobs },
+    );
   }
 
   /** The dispatcher every request goes through. */
@@ -228,6 +231,8 @@ class CloudClientBase {
       accept: (status, code) => sessionless && status === 400 && code === "TWO_FACTOR_REQUIRED",
     });
     if (sessionless) this.keepCookies(response.headers);
+    const date = response.headers.date;
+    this.clock.heard(typeof date === "string" ? date : undefined, response.sentAt, response.receivedAt);
     if (response.status >= 300) throw this.transport.errorFromResponse(prepared, response, response.attempts);
     const parsed = this.parse(prepared, response) as ApiResponse<N>;
     if (parsed.status === 202) {

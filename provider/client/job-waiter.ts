@@ -26,6 +26,12 @@ export interface JobWaiterOptions {
    * jobs to become due, so that one poll answers several. Default 0.2.
    */
   coalesceFraction?: number;
+  /**
+   * Whether requests are waiting for rate budget now (the client's pacer). A tick is then put off, `pollIntervalMs` at
+   * a time and at most `maxPollIntervalMs` in all, until none wait: under a binding budget a poll takes the place of
+   * a create, and put off it answers for the jobs that end meanwhile too. Default: never.
+   */
+  budgetBound?: () => boolean;
 }
 
 export interface WaitOptions {
@@ -46,6 +52,8 @@ export interface JobWaiterStats {
   maxJobsPerTick: number;
   /** Polls that failed. */
   failedRequests: number;
+  /** Ticks put off because requests were waiting for rate budget. */
+  deferred: number;
 }
 
 /** One tick as it happened: when, how many jobs were polled (and how many of them were due), with how many requests. */
@@ -128,6 +136,7 @@ export class JobWaiter {
     maxRequestsPerTick: 0,
     maxJobsPerTick: 0,
     failedRequests: 0,
+    deferred: 0,
   };
   /** The latest ticks (bounded). */
   readonly tickLog: TickRecord[] = [];
@@ -141,6 +150,8 @@ export class JobWaiter {
   private ticking = false;
   private consecutiveErrors = 0;
   private closed = false;
+  /** Since when ticks have been put off for the rate budget (see `budgetBound`). */
+  private deferredSince: number | undefined;
 
   constructor(
     private readonly query: JobQuery,
@@ -155,6 +166,7 @@ export class JobWaiter {
       defaultTimeoutMs: 30 * 60_000,
       maxConsecutiveErrors: 3,
       coalesceFraction: 0.2,
+      budgetBound: () => false,
       ...options,
     };
     this.options.batchSize = Math.min(50, Math.max(1, this.options.batchSize));
@@ -365,8 +377,23 @@ export class JobWaiter {
 
   private async tick(armedMs: number): Promise<void> {
     if (this.closed || this.entries.size === 0) return;
-    this.ticking = true;
     const now = Date.now();
+    if (this.options.budgetBound()) {
+      this.deferredSince ??= now;
+      if (now - this.deferredSince < this.options.maxPollIntervalMs) {
+        this.stats.deferred++;
+        this.clearTimer();
+        const delay = this.options.pollIntervalMs;
+        this.timerAt = now + delay;
+        this.timer = setTimeout(() => {
+          this.timer = null;
+          void this.tick(armedMs + delay);
+        }, delay);
+        return;
+      }
+    }
+    this.deferredSince = undefined;
+    this.ticking = true;
     const { batches, due } = this.pick(now);
     const polled = batches.reduce((sum, b) => sum + b.length, 0);
     this.stats.ticks++;

@@ -90,7 +90,7 @@ const inputFields = {
     reported: "never",
     clearable: true,
     description:
-      "Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers, read once per run) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.",
+      "Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.",
     expects: "must be a whole number of days, from 1 to 3649, less than expiresInDays",
     output: "Days before expiry from which `up` replaces the key, as given in the program.",
   },
@@ -502,9 +502,8 @@ function renewalLifetimeProblem(news: Props): string | undefined {
 }
 
 /**
- * The API's clock, as this process last learned it: how far its `Date` header is from this machine's clock. The spec
- * does not document the header: read when present, never required. Diff (which sends no request) reads it; check
- * learns it, once per run.
+ * How far the API's clock is from this machine's, as the client knew it at check (see ApiClock: the `Date` header of
+ * its answers). Diff (which sends no request) reads it.
  */
 let apiClockOffsetMs: number | undefined;
 
@@ -524,21 +523,20 @@ function clockClient(ctx: HandlerContext): CloudClient | undefined {
 }
 
 /**
- * Reads the API's clock once per run (`GET /auth/check`: any credentials may call it, nothing is written): the
- * `Date` header of its answer. Offline (`cloudinfra:skipCredentialsValidation`), with only sign-in credentials and no
- * session yet, or when the API sends no `Date`, this machine's clock is used; a failed read warns and does the same.
+ * Takes the API's clock from the client (every answer's `Date` header tells it; the spec does not document the
+ * header: read when present, never required); before any answer, from one `GET /auth/check` (any credentials may
+ * call it, nothing is written), once per run. Offline (`cloudinfra:skipCredentialsValidation`), with only sign-in
+ * credentials and no session yet, or when the API sends no `Date`, this machine's clock is used; a failed read warns
+ * and does the same.
  */
 async function learnApiClock(ctx: HandlerContext): Promise<void> {
   if (ctx.settings.skipCredentialsValidation) return;
   const api = clockClient(ctx);
   if (api === undefined) return;
   try {
-    const offset = await readOnce(api, "apiClock", async () => {
-      const answer = await api.request("check", {});
-      const date = typeof answer.headers.date === "string" ? Date.parse(answer.headers.date) : Number.NaN;
-      return Number.isNaN(date) ? undefined : date - Date.now();
-    });
-    if (offset !== undefined) apiClockOffsetMs = offset;
+    if (api.clock.now() === undefined) await readOnce(api, "apiClock", () => api.request("check", {}));
+    const now = api.clock.now();
+    if (now !== undefined) apiClockOffsetMs = now - Date.now();
   } catch (error) {
     warnAbout(
       ctx,

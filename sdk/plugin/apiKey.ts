@@ -157,7 +157,7 @@ export interface ApiKeyArgs {
      */
     name: pulumi.Input<string>;
     /**
-     * Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers, read once per run) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.
+     * Renewal: when the key's `expiresAt` is this many days away or less, `pulumi up` replaces it with a new key of the same inputs (so a fresh `expiresInDays` of validity), created before the old one is deleted, and `pulumi preview` says so. A whole number of days, less than `expiresInDays` (90 by default). Compared with the API's clock (the `Date` header of its answers) where it tells it, else this machine's; the `expiresAt` compared is the state's (`pulumi refresh` updates it). A rotation keeps the expiry date: it does not renew. Default: none, the key is never renewed. Changing it only changes the stack's record.
      */
     renewBeforeDays?: pulumi.Input<number | undefined>;
     /**

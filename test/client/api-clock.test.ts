@@ -26,6 +26,22 @@ describe("ApiClock", () => {
     expect(clock.earliestAt(0)).toBe(4_050 - 3_600_000 - 4_100);
   });
 
+  it("tells now on the API's clock from the latest Date header (a clock that was set shows at once), else the jobs", () => {
+    const clock = new ApiClock();
+    expect(clock.now()).toBeUndefined();
+    clock.started(["a"], 1_000, 1_200);
+    clock.seen({ id: "a", createdAt: new Date(11_100).toISOString() });
+    expect(clock.now()! - Date.now()).toBeCloseTo(10_000, -2);
+    // An answer made in second 3 600 of the API's clock, sent at 1 000 and answered at 1 200 (ours).
+    clock.heard(new Date(3_600_000).toUTCString(), 1_000, 1_200);
+    expect(clock.now()! - Date.now()).toBeCloseTo(3_600_000 + 500 - 1_100, -2);
+    // No header, or one that is no date: what was known stays; the jobs' bound is untouched (the header is rough).
+    clock.heard(undefined, 5_000, 5_100);
+    clock.heard("soon", 5_000, 5_100);
+    expect(clock.now()! - Date.now()).toBeCloseTo(3_599_400, -2);
+    expect(clock.earliestAt(0)).toBe(9_900);
+  });
+
   it("learns the API's clock from a create's job, when its poll answers, and from a VM create's own answer", async () => {
     const client = harness.client();
     const [dc] = harness.emulator.bootstrap.fixtures.datacenters;

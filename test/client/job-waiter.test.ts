@@ -58,6 +58,34 @@ function fakeJobs() {
 const fast = { pollIntervalMs: 10, maxPollIntervalMs: 40, backoffFactor: 2 };
 
 describe("JobWaiter (unit)", () => {
+  it("puts polls off while requests wait for rate budget (at most maxPollIntervalMs), then one poll answers for every job that ended meanwhile", async () => {
+    const store = fakeJobs();
+    let bound = true;
+    const waiter = new JobWaiter(store.query, {
+      pollIntervalMs: 10,
+      maxPollIntervalMs: 200,
+      budgetBound: () => bound,
+    });
+    const ids = Array.from({ length: 5 }, () => store.add());
+    const done = Promise.all(ids.map((id) => waiter.wait(id)));
+    await sleep(60);
+    expect(store.calls).toEqual([]);
+    for (const id of ids) store.set(id, { status: "completed", progress: 100, resourceId: id });
+    bound = false;
+    await done;
+    expect(store.calls).toHaveLength(1);
+    expect(waiter.stats.deferred).toBeGreaterThan(2);
+
+    // A budget that stays bound delays a poll by at most maxPollIntervalMs.
+    bound = true;
+    const late = store.add("completed", 100);
+    const started = Date.now();
+    await waiter.wait(late);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(store.calls).toHaveLength(2);
+    waiter.close();
+  });
+
   it("polls every awaited job together, in batches of at most 50", async () => {
     const store = fakeJobs();
     const waiter = new JobWaiter(store.query, fast);
