@@ -269,7 +269,8 @@ export const scenarios: Scenario[] = [
           const resets = (await run.world.requests(mark)).filter(
             (r) => r.method === "POST" && r.path.endsWith(`/resource/virtual-machines/${outputs.vmB!}/reset`),
           );
-          expect(resets.map((r) => r.status)).toEqual([202]);
+          // One reset, accepted.
+          expect(resets.map((r) => r.status >= 200 && r.status < 300)).toEqual([true]);
         },
       };
     },

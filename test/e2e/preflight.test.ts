@@ -13,7 +13,7 @@ import { basePlan, programOf, scenarios, type ScenarioRun, type Sdk } from "./pr
 import { useLauncher } from "../plugin/launcher";
 
 useLauncher();
-const world = await cliWorld();
+const world = await cliWorld({ jobDurationMs: 50 });
 const { admin, member } = world.emulator.bootstrap.users;
 
 /** The writes (anything but GET) the emulator received since `mark`. */
