@@ -123,15 +123,19 @@ async function ready(sdk: Sdk, c: Case, i: number): Promise<Ready> {
   }
 }
 
-/** The warnings of a preview (its diagnostics of severity warning). */
+/**
+ * The preview checks' warnings of a preview (`cloudinfra:preflight` "warn"): its diagnostics, as the plugin sends them,
+ * and its output's lines, where the dynamic provider's host prints them.
+ */
 async function warnings(stack: Stack): Promise<string[]> {
-  const found: string[] = [];
+  const messages: string[] = [];
   const onEvent = (event: EngineEvent) => {
-    const d = event.diagnosticEvent;
-    if (d?.severity === "warning") found.push(d.message);
+    if (event.diagnosticEvent) messages.push(event.diagnosticEvent.message);
   };
-  await stack.preview({ color: "never", onEvent });
-  return found;
+  const { stdout, stderr } = await stack.preview({ color: "never", onEvent });
+  return [...messages, stdout, stderr]
+    .flatMap((text) => text.split("\n"))
+    .filter((line) => line.includes('(a warning: cloudinfra:preflight is "warn")'));
 }
 
 /** The ids the stack's state holds, by logical name. */

@@ -58,24 +58,32 @@ async function runScenarios(sdk: Sdk): Promise<string[]> {
   stacks.push(stack);
   const run: ScenarioRun = { world, stack, plan, p, sessions };
   const done: string[] = [];
+  const times: string[] = [];
   for (const scenario of scenarios) {
+    const started = performance.now();
+    const lap = () => ((performance.now() - started) / 1000).toFixed(1);
     const step = await scenario.cause(run);
+    const setUp = lap();
     const caused = await preview(stack);
     expect(caused.failed, `${sdk}, ${scenario.check}: ${caused.text}`).toBe(!step.warns);
     for (const text of step.says) expect(caused.text, `${sdk}, ${scenario.check}`).toContain(text);
     expect(caused.writes, `${sdk}, ${scenario.check}: writes at preview`).toEqual([]);
 
+    const failedAt = lap();
     await step.fix();
     const fixed = await preview(stack);
     expect(fixed.failed, `${sdk}, ${scenario.check} fixed: ${fixed.text}`).toBe(false);
     expect(fixed.text).not.toContain(step.says[0]);
     expect(fixed.writes).toEqual([]);
+    const previewedAt = lap();
     const mark = world.mark();
     const up = await stack.up({ color: "never" });
+    times.push(`${scenario.check}: set-up ${setUp}s, failed preview ${failedAt}s, preview ${previewedAt}s, up ${lap()}s`);
     const outputs = Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value as string]));
     await step.holds(outputs, mark);
     done.push(scenario.check);
   }
+  if (process.env.PREFLIGHT_TIMES) console.log(`${sdk}:\n${times.join("\n")}`);
   return done;
 }
 
