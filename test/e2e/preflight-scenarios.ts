@@ -244,7 +244,10 @@ export const scenarios: Scenario[] = [
       run.plan.vmA!.props.powerState = "stopped";
       const key = memberKey(run);
       return {
-        says: ['powerState "stopped" (POST /resource/virtual-machines/{id}/stop) needs the permission vm:operate', ...key.lacking],
+        says: [
+          'powerState "stopped" (POST /resource/virtual-machines/{id}/stop) needs the permission vm:operate',
+          ...key.lacking,
+        ],
         fix: key.fix,
         async holds(outputs) {
           expect(await vmStatus(run.world, outputs.vmA!)).toBe("Stopped");
@@ -283,7 +286,10 @@ export const scenarios: Scenario[] = [
       run.plan.vmB!.props.rescue = { sourceType: "catalog", sourceImageId: image.id };
       const key = memberKey(run);
       return {
-        says: ["the rescue (POST /resource/virtual-machines/{id}/rescue) needs the permission vm:operate", ...key.lacking],
+        says: [
+          "the rescue (POST /resource/virtual-machines/{id}/rescue) needs the permission vm:operate",
+          ...key.lacking,
+        ],
         fix: key.fix,
         async holds(outputs) {
           expect((await run.world.api.getRescue({ params: { id: outputs.vmB! } })).rescued).toBe(true);

@@ -156,8 +156,7 @@ describe("preview's verdict and up's outcome agree (seeded table)", () => {
         verdict = checked.failures.length === 0;
         done = await outcome(
           () => kinds.Network.create(direct, checked.inputs),
-          (made) =>
-            made.id === heldNetwork ? Promise.resolve() : kinds.Network.delete(direct, made.id, made.outs),
+          (made) => (made.id === heldNetwork ? Promise.resolve() : kinds.Network.delete(direct, made.id, made.outs)),
         );
       } else if (c.kind === "attach") {
         const news = { volumeId: c.near ? near : far, virtualMachineId: c.full ? fullVm : vm.id };
