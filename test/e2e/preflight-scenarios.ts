@@ -3,32 +3,32 @@
  * refusal about (through the API behind the stack's back, or in the plan or the stack's config), says what preview
  * must print, removes the cause, and says what the API must hold after the `up` of the fixed plan. A plan is neutral
  * (kind, logical name, inputs) and rendered by either SDK: the dynamic resources of `@cloudinfra/pulumi` or the
- * plugin's resources (`@cloudinfra/pulumi/plugin`, registered by type token as its SDK does).
+ * plugin SDK's `@cloudinfra/pulumi/plugin`.
  */
 import type * as pulumi from "@pulumi/pulumi";
 import type { PulumiFn, Stack } from "@pulumi/pulumi/automation";
 import { expect } from "vitest";
+import * as plugin from "@cloudinfra/pulumi/plugin";
 import * as cloudinfra from "../../sdk";
 import type { CloudClient } from "../../provider/client";
 import type { CliWorld } from "./helpers";
-import { resource } from "../plugin/launcher";
 
 export type Sdk = "dynamic" | "plugin";
 
 /** A plan: each resource by logical name, with its kind and inputs. */
 export type Plan = Record<string, { kind: string; props: Record<string, unknown> }>;
 
-type DynamicKind = new (name: string, args: Record<string, unknown>) => pulumi.CustomResource;
+type Kind = new (name: string, args: Record<string, unknown>) => pulumi.CustomResource;
 
 /** The program of a plan, read at each run, with either SDK; its outputs are the resources' ids. */
 export function programOf(sdk: Sdk, plan: () => Plan): PulumiFn {
   return async () => {
     const outputs: Record<string, pulumi.Output<string>> = {};
     for (const [name, { kind, props }] of Object.entries(plan())) {
-      const made =
-        sdk === "dynamic"
-          ? new (cloudinfra as unknown as Record<string, DynamicKind>)[kind]!(name, props)
-          : resource(kind, name, props);
+      const made = new ((sdk === "dynamic" ? cloudinfra : plugin) as unknown as Record<string, Kind>)[kind]!(
+        name,
+        props,
+      );
       outputs[name] = made.id;
     }
     return outputs;

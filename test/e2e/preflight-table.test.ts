@@ -151,7 +151,7 @@ const writesSince = async (mark: number) =>
   (await world.requests(mark)).filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.path}`);
 
 describeCli("preview's verdict and up's outcome agree: the seeded table through the real CLI", () => {
-  it.each(["dynamic", "plugin"] as const)("%s SDK: 30 cases", async (sdk) => {
+  it.each(["dynamic", "plugin"] as const)("%s SDK: 30 cases", { timeout: 300_000 }, async (sdk) => {
     const all = await Promise.all(cases.map((c, i) => ready(sdk, c, i + 1)));
     const rows: string[] = [];
     /** Whether the error-mode preview's failure names a case whose write the API refused. */

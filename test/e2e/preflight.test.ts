@@ -89,7 +89,8 @@ async function runScenarios(sdk: Sdk): Promise<string[]> {
 }
 
 describeCli("preview predicts what up would refuse: one scenario per check", () => {
-  it.each(["dynamic", "plugin"] as const)("%s SDK", async (sdk) => {
+  // Eleven steps of three CLI runs each: longer than the suites' default timeout on a busy machine.
+  it.each(["dynamic", "plugin"] as const)("%s SDK", { timeout: 480_000 }, async (sdk) => {
     expect(await runScenarios(sdk)).toEqual(scenarios.map((s) => s.check));
     // The member's role is back (the api-keys scenarios take it away for a while).
     expect((await world.api.userRoles({ params: { userId: member.id } })).map((r) => r.name)).toEqual(["tenant-user"]);
