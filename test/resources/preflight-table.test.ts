@@ -1,5 +1,3 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ProgressLog } from "../../provider/client/progress";
 import {
@@ -12,61 +10,16 @@ import {
   type Props,
 } from "../../provider/resources";
 import { stackOnEmulator } from "./helpers";
+import { casesOf, committedCases, COUNT, SEED } from "../e2e/preflight-cases";
 
 /**
  * A seeded table of plans, valid and invalid (test/fixtures/preflight-cases.json, regenerated from its seed by
- * `casesOf` below and compared): for each, the preview's verdict (checkResource, as both hosts run it) and the outcome
- * of the write `up` would send (the kind's handler, with the preview checks off so the API itself decides) must agree:
- * preview refuses exactly what the API refuses. One emulator, one run per case.
+ * `casesOf`, test/e2e/preflight-cases.ts, and compared): for each, the preview's verdict (checkResource, as both hosts
+ * run it) and the outcome of the write `up` would send (the kind's handler, with the preview checks off so the API
+ * itself decides) must agree: preview refuses exactly what the API refuses. One emulator, one run per case. The same
+ * table runs through the real CLI with both SDKs in test/e2e/preflight-table.test.ts.
  */
-type Case =
-  | { kind: "gpu"; series: "a100" | "h100"; datacenter: 0 | 1 | 2; gpuCount: 1 | 2 | 4 | 8 }
-  | { kind: "volume"; held: boolean; adopt: boolean }
-  | { kind: "attach"; near: boolean }
-  | { kind: "power"; key: "admin" | "member"; powerState: "running" | "stopped" };
-
-const SEED = 26;
-const file = path.join(__dirname, "..", "fixtures", "preflight-cases.json");
-
-/** mulberry32: a small seeded generator, so the table can be regenerated exactly. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function casesOf(seed: number, count: number): Case[] {
-  const next = random(seed);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  return Array.from({ length: count }, (): Case => {
-    switch (pick(["gpu", "volume", "attach", "power"] as const)) {
-      case "gpu":
-        return {
-          kind: "gpu",
-          series: pick(["a100", "h100"] as const),
-          datacenter: pick([0, 1, 2] as const),
-          gpuCount: pick([1, 2, 4, 8] as const),
-        };
-      case "volume":
-        return { kind: "volume", held: next() < 0.5, adopt: next() < 0.5 };
-      case "attach":
-        return { kind: "attach", near: next() < 0.5 };
-      case "power":
-        return {
-          kind: "power",
-          key: pick(["admin", "member"] as const),
-          powerState: pick(["running", "stopped"] as const),
-        };
-    }
-  });
-}
-
-const cases = JSON.parse(fs.readFileSync(file, "utf8")) as { seed: number; cases: Case[] };
+const cases = committedCases();
 
 const stack = await stackOnEmulator({ jobDurationMs: 50 });
 const { admin, member } = stack.emulator.bootstrap.users;
@@ -110,9 +63,9 @@ async function outcome<T>(write: () => Promise<T>, undo: (value: T) => Promise<u
 describe("preview's verdict and up's outcome agree (seeded table)", () => {
   it("the table's cases are those of its seed", () => {
     expect(cases.seed).toBe(SEED);
-    expect(cases.cases).toEqual(casesOf(SEED, 30));
-    // Both verdicts occur: the table is not all green or all red.
-    expect(new Set(cases.cases.map((c) => c.kind))).toEqual(new Set(["gpu", "volume", "attach", "power"]));
+    expect(cases.cases).toEqual(casesOf(SEED, COUNT));
+    // Every kind of case occurs.
+    expect(new Set(cases.cases.map((c) => c.kind))).toEqual(new Set(["gpu", "volume", "network", "attach", "power"]));
   });
 
   it("in every case", async () => {
@@ -133,6 +86,22 @@ describe("preview's verdict and up's outcome agree (seeded table)", () => {
     const near = await volumeIn("pt-near", fra!.id);
     const far = await volumeIn("pt-far", ams!.id);
     const held = await volumeIn("pt-held", fra!.id);
+    const networkJob = await stack.api.createNetwork({
+      body: { name: "pt-nheld", datacenterId: fra!.id, networkType: "standard" },
+    });
+    const heldNetwork = (await stack.api.waitForJob(networkJob.jobId)).resourceId!;
+    // A VM holding its maximum of volumes (configuration 1: 4).
+    const fullJob = await stack.api.createVm({
+      body: { name: "pt-full-vm", datacenterId: fra!.id, imageId: 1, configurationId: 1 },
+    });
+    const fullVm = (await stack.api.waitForJob(fullJob[0]!.id)).resourceId!;
+    for (const n of [1, 2, 3, 4]) {
+      const job = await stack.api.attachVolume({
+        params: { id: await volumeIn(`pt-on-${n}`, fra!.id) },
+        body: { virtualMachineId: fullVm },
+      });
+      await stack.api.waitForJob(job.jobId);
+    }
     const rows: string[] = [];
     let index = 0;
     for (const c of cases.cases) {
@@ -176,8 +145,21 @@ describe("preview's verdict and up's outcome agree (seeded table)", () => {
           // An adopted volume is the held one: kept for the next cases.
           (made) => (made.id === held ? Promise.resolve() : kinds.Volume.delete(direct, made.id, made.outs)),
         );
+      } else if (c.kind === "network") {
+        const news: Props = {
+          name: c.held ? "pt-nheld" : `pt-net-${index}`,
+          datacenterId: fra!.id,
+          networkType: "standard",
+          ...(c.adopt ? { adopt: true } : {}),
+        };
+        const checked = await checkResource(preview, kinds.Network, {}, news);
+        verdict = checked.failures.length === 0;
+        done = await outcome(
+          () => kinds.Network.create(direct, checked.inputs),
+          (made) => (made.id === heldNetwork ? Promise.resolve() : kinds.Network.delete(direct, made.id, made.outs)),
+        );
       } else if (c.kind === "attach") {
-        const news = { volumeId: c.near ? near : far, virtualMachineId: vm.id };
+        const news = { volumeId: c.near ? near : far, virtualMachineId: c.full ? fullVm : vm.id };
         const checked = await checkResource(preview, kinds.VolumeAttachment, {}, news);
         verdict = checked.failures.length === 0;
         done = await outcome(
