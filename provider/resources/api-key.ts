@@ -10,14 +10,14 @@ import {
 } from "../api";
 import { checkInputs } from "./check";
 import { ApiError, type CloudClient } from "../client";
-import { type HandlerContext, warnAbout } from "./context";
+import { callerOf, type HandlerContext, warnAbout } from "./context";
 import { changedInputs, diffInputs, type DiffResult } from "./diff";
 import { isNotFound, ResourceInitError, settledText } from "./errors";
 import { bodyFrom, defineKind, stateOf, type State } from "./kind";
 import { containsUnknown, plainInputs, type Props } from "./props";
 import { ConfigurationError, readSetting, type Configuration, type Settings } from "./settings";
 import { diffSpecOf, type InputFields } from "./fields";
-import { apiKeyPermissions } from "./preflight";
+import { apiKeyPermissions, foreignKeyRefusal } from "./preflight";
 import { lostAnswerResends, timesText } from "./create-recovery";
 
 type RoleOptionItem = z.output<typeof RoleOption>;
@@ -406,6 +406,13 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
     }
   } catch (error) {
     if (isNotFound(error)) {
+      // The API hides other users' keys from a caller without api-keys:manage: a 404 may be that, not a deleted key.
+      const rotating = secret === olds.key && (changed.includes("rotation") || keyUnknown(olds));
+      const what = rotating
+        ? "The rotation (POST /auth/api-keys/{keyId}/rotate)"
+        : "The status change (PATCH /auth/api-keys/{keyId}/status)";
+      const refused = await notTheCallers(ctx, id, olds, what);
+      if (refused !== undefined) throw new CodedError("REQUEST_REFUSED", refused, { cause: error });
       throw new CodedError(
         "RESOURCE_GONE",
         `API key ${id} no longer exists: run \`pulumi refresh\`, then \`pulumi up\` creates a new one`,
@@ -427,6 +434,20 @@ export async function update(ctx: HandlerContext, id: string, olds: Props, news:
     );
   }
   return outputsOf(news, current, secret);
+}
+
+/**
+ * Why a change of the key got a 404 when the key is not the caller's (the state's `userId`, when the API sent it, or
+ * not known) and the caller (`GET /auth/check`, the run's credentials check) lacks api-keys:manage; undefined when the
+ * 404 means the key is gone, or the caller cannot be read.
+ */
+async function notTheCallers(ctx: HandlerContext, id: string, olds: Props, what: string): Promise<string | undefined> {
+  try {
+    const caller = (await callerOf(ctx)) ?? (await ctx.api.check());
+    return foreignKeyRefusal(caller, id, olds.userId, what);
+  } catch {
+    return undefined;
+  }
 }
 
 export async function remove(ctx: HandlerContext, id: string): Promise<void> {

@@ -1,6 +1,14 @@
 import { ApiError, type CloudClient } from "../client";
 import type { z } from "zod";
-import { routes, type AttachableVm as AttachableVmSchema, type GpuInventoryEntry, type RouteSpec } from "../api";
+import {
+  routes,
+  type ApiKey,
+  type AttachableVm as AttachableVmSchema,
+  type GpuInventoryEntry,
+  type RouteSpec,
+  type Volume,
+  type VolumeSizes,
+} from "../api";
 import type { CheckFailure } from "./check";
 import { callerOf, type Caller, type HandlerContext } from "./context";
 import { sameValue } from "./diff";
@@ -122,6 +130,10 @@ export class RunReads {
   private readonly attachable = new Map<string, Promise<AttachableVm[] | null>>();
   /** Each VM's volume count as first seen in this run. */
   private readonly vmVolumes = new Map<string, VmVolumes>();
+  private readonly volumes = new Map<string, Promise<Volume | null>>();
+  private readonly sizes = new Map<string, Promise<VolumeSizes>>();
+  private readonly onVm = new Map<string, Promise<Volume[]>>();
+  private readonly keys = new Map<string, Promise<ApiKey[]>>();
   /** The volumes the run's attachments attach to each VM. */
   private readonly planned = new Map<string, Set<string>>();
   /**
@@ -189,6 +201,50 @@ export class RunReads {
       );
       this.attachable.set(volumeId, found);
       found.catch(() => this.attachable.delete(volumeId));
+    }
+    return found;
+  }
+
+  /** A volume (its size and data center), read once per run; null when it is gone. */
+  volume(volumeId: string): Promise<Volume | null> {
+    return this.once(this.volumes, volumeId, () =>
+      this.api.getVolume({ params: { id: volumeId } }).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 404) return null;
+        throw error;
+      }),
+    );
+  }
+
+  /** The volume sizes of a data center (each with its `maxVolumesPerVm`), read once per data center per run. */
+  volumeSizes(datacenterId: string): Promise<VolumeSizes> {
+    return this.once(this.sizes, datacenterId, () => this.api.volumeSizes({ params: { id: datacenterId } }));
+  }
+
+  /** The volumes attached to a VM as first seen in this run (`GET /resource/volumes?filter[virtualMachineId]`). */
+  volumesOn(vmId: string): Promise<Volume[]> {
+    return this.once(this.onVm, vmId, async () => {
+      const found: Volume[] = [];
+      for await (const v of this.api.listAll("listVolumes", { "filter[virtualMachineId]": vmId })) found.push(v);
+      return found;
+    });
+  }
+
+  /** The keys of that name the credentials of this client see (`GET /auth/api-keys?search=`), once per name per run. */
+  keysNamed(name: string): Promise<ApiKey[]> {
+    return this.once(this.keys, name, async () => {
+      const found: ApiKey[] = [];
+      for await (const k of this.api.listAll("listApiKeys", { search: name })) if (k.name === name) found.push(k);
+      return found;
+    });
+  }
+
+  /** One read per key and run, shared; a failed read is forgotten (the next asks again). */
+  private once<T>(cache: Map<string, Promise<T>>, key: string, read: () => Promise<T>): Promise<T> {
+    let found = cache.get(key);
+    if (!found) {
+      found = read();
+      cache.set(key, found);
+      found.catch(() => cache.delete(key));
     }
     return found;
   }
@@ -490,8 +546,10 @@ export const attachable: PreflightCheck = async ({ ctx, olds, news, reads, read 
     current: vm.currentVolumeCount,
     max: vm.maxVolumeCount,
   };
-  if (first.current + planned.length <= first.max) return [];
   const others = planned.filter((v) => v !== volumeId);
+  if (first.current + planned.length <= first.max) {
+    return sizeRoom({ volumeId, virtualMachineId, vmName: first.name, total: first.current, others, reads, read, time });
+  }
   return [
     {
       property: "virtualMachineId",
@@ -504,6 +562,66 @@ export const attachable: PreflightCheck = async ({ ctx, olds, news, reads, read 
     },
   ];
 };
+
+/**
+ * The room of one volume size on the VM: the VM's volumes of the volume's size plus the plan's other attachments of
+ * that size, against the size's `maxVolumesPerVm` (`GET /resource/data-centers/{id}/volume-sizes`, once per data center
+ * per run). The volume is read once per run; the VM's volumes only when the VM's count with the plan's could reach the
+ * size's maximum at all.
+ */
+async function sizeRoom(a: {
+  volumeId: string;
+  virtualMachineId: string;
+  vmName: string;
+  total: number;
+  others: string[];
+  reads: RunReads;
+  read: PreflightCall["read"];
+  time: Date;
+}): Promise<CheckFailure[]> {
+  const { volumeId, virtualMachineId, reads, read, time } = a;
+  const resource = `VolumeAttachment ${volumeId}:${virtualMachineId}`;
+  const volume = await read(`the size of volume ${volumeId} (GET /resource/volumes/{id})`, resource, () =>
+    reads.volume(volumeId),
+  );
+  if (!volume) return [];
+  const sizesRoute = "GET /resource/data-centers/{id}/volume-sizes";
+  const catalog = await read(`the volume sizes' limits per VM (${sizesRoute})`, resource, () =>
+    reads.volumeSizes(volume.datacenter.id),
+  );
+  const size = catalog?.volumeTypes.flatMap((t) => t.availableSizes).find((z) => z.id === volume.volumeSizeId);
+  if (!size || a.total + 1 + a.others.length <= size.maxVolumesPerVm) return [];
+  const listRoute = "GET /resource/volumes?filter[virtualMachineId]";
+  const [onVm, planned] = await Promise.all([
+    read(`the volumes of virtual machine ${virtualMachineId} (${listRoute})`, resource, () =>
+      reads.volumesOn(virtualMachineId),
+    ),
+    // The plan's other attachments to this VM were checked before this one: their volumes are read already.
+    Promise.all(a.others.map((id) => reads.volume(id).catch(() => null))),
+  ]);
+  if (!onVm) return [];
+  const there = new Set(onVm.map((v) => v.id));
+  const sameSize = onVm.filter((v) => v.id !== volumeId && v.volumeSizeId === size.id);
+  const plannedSame = planned.filter(
+    (v): v is Volume => v !== null && v.volumeSizeId === size.id && !there.has(v.id),
+  );
+  if (sameSize.length + plannedSame.length < size.maxVolumesPerVm) return [];
+  return [
+    {
+      property: "virtualMachineId",
+      reason:
+        `virtual machine "${a.vmName}" (${virtualMachineId}) holds ${sameSize.length} volume(s) of size ` +
+        `${size.displayName} (volumeSizeId ${size.id})` +
+        (plannedSame.length > 0
+          ? `, and this plan also attaches ${plannedSame.map((v) => `${v.id} "${v.name}"`).join(", ")} of that size`
+          : "") +
+        `; a VM may hold at most ${size.maxVolumesPerVm} volumes of that size (maxVolumesPerVm, ${sizesRoute} and ` +
+        `${listRoute} ${at(time)}): there is no room for volume ${volumeId} "${volume.name}", so the API would ` +
+        "refuse the attach. Attach it to another VM of the data center, detach a volume of that size from this one " +
+        "first, or use a volume of another size",
+    },
+  ];
+}
 
 /** An operation the plan would send, and the input that asks for it. */
 export interface Operation {
@@ -616,7 +734,13 @@ async function permitted(call: PreflightCall, resource: string, ops: Operation[]
   return missingPermissions(caller, ops, `(GET /auth/check ${at(time)})`);
 }
 
-function lacking(caller: Caller, op: Operation, needed: readonly string[], seen: string): string {
+function lacking(
+  caller: Caller,
+  op: Operation,
+  needed: readonly string[],
+  seen: string,
+  otherwise = `leave ${op.property} out of the program`,
+): string {
   const roles = caller.user.roles.length > 0 ? caller.user.roles.join(", ") : "none";
   const permission = needed.length === 1 ? needed[0]! : `${needed.slice(0, -1).join(", ")} or ${needed.at(-1)!}`;
   return (
@@ -624,7 +748,7 @@ function lacking(caller: Caller, op: Operation, needed: readonly string[], seen:
     `${caller.user.email} with the role(s) ${roles} in entity "${caller.activeEntity.name}" ${seen}. Use an API ` +
     `key that has ${needed[0]!}: one created (without a narrower roleId) by a user whose ` +
     `role grants it, or one given such a role (e.g. \`roleId: "vm-operator"\` for vm:operate, "tenant-admin" for ` +
-    `api-keys:manage); or leave ${op.property} out of the program`
+    `api-keys:manage); or ${otherwise}`
   );
 }
 
@@ -638,6 +762,96 @@ export const gpuChecks: PreflightCheck = async (call) => [
   ...(await permitted(call, `GPU VM "${String(call.news.name)}"`, vmOperations(call.olds, call.news, true))),
 ];
 
-/** ApiKey: the session creating, suspending and rotating keys has the permission of each route. */
-export const apiKeyPermissions: PreflightCheck = (call) =>
-  permitted(call, `API key "${String(call.news.name)}"`, apiKeyOperations(call.olds, call.news));
+/**
+ * ApiKey: the credentials sending each operation have the permission of its route. The create is sent by the session
+ * (the kind's settings); a suspension or rotation by the configured credentials, as `up` sends them. On a key of
+ * another user, these need api-keys:manage ({@link foreignKey}).
+ */
+export const apiKeyPermissions: PreflightCheck = async (call) => {
+  const resource = `API key "${String(call.news.name)}"`;
+  const ops = apiKeyOperations(call.olds, call.news);
+  const creates = ops.filter((op) => op.route === routes.createApiKey);
+  const changes = ops.filter((op) => op.route !== routes.createApiKey);
+  const asConfigured = { ...call, used: call.ctx.settings };
+  const missing = await permitted(asConfigured, resource, changes);
+  return [
+    ...(await permitted(call, resource, creates)),
+    ...missing,
+    ...(missing.length > 0 ? [] : await foreignKey(asConfigured, resource, changes)),
+  ];
+};
+
+/** The one permission that lets a caller act on any key of the entity. */
+const MANAGE = "api-keys:manage";
+
+/**
+ * A suspension or rotation of a key that is not the caller's needs api-keys:manage: without it the API answers 404 (it
+ * hides other users' keys). The key's owner is its `userId` when the previous inputs carry it (the spec does not
+ * document the field: read when present, never required); otherwise the keys of its name that the caller sees (`GET
+ * /auth/api-keys?search=`, once per name per run): none, or only keys of other users (by their `userId`, where sent),
+ * and the key is not the caller's. A key of that name without a `userId`, or the caller's own, passes.
+ */
+async function foreignKey(call: PreflightCall, resource: string, ops: Operation[]): Promise<CheckFailure[]> {
+  if (ops.length === 0) return [];
+  const time = new Date();
+  const caller = await call.read("the caller's permissions (GET /auth/check)", resource, () =>
+    callerOf(call.ctx, call.used),
+  );
+  // Without api-keys:self the permission check has said so; with api-keys:manage any key of the entity is the caller's.
+  const permissions = caller?.user.permissions ?? [];
+  if (!caller || permissions.includes(MANAGE) || !permissions.includes("api-keys:self")) return [];
+  let why: string;
+  const owner = call.olds.userId;
+  if (typeof owner === "string") {
+    if (owner === caller.user.id) return [];
+    why = `the key belongs to user ${owner} (its userId)`;
+  } else {
+    const name = call.olds.name;
+    if (typeof name !== "string") return [];
+    const keys = await call.read(`whose key "${name}" is (GET /auth/api-keys)`, resource, () =>
+      runReadsOf(call.ctx.clientFor(call.used)).keysNamed(name),
+    );
+    if (!keys || keys.some((k) => k.userId === undefined || k.userId === caller.user.id)) return [];
+    why =
+      keys.length === 0
+        ? `these credentials see no key named "${name}" (GET /auth/api-keys ${at(time)} shows a caller without ` +
+          `${MANAGE} only its own keys), so the key is another user's (if it was deleted instead, \`pulumi ` +
+          "refresh` forgets it)"
+        : `the keys named "${name}" that GET /auth/api-keys shows belong to other users (their userId)`;
+  }
+  return ops.map((op) => ({
+    property: op.property,
+    reason: lacking(
+      caller,
+      { ...op, what: `${op.what} on a key that is not the caller's (${why})` },
+      [MANAGE],
+      `(GET /auth/check ${at(time)})`,
+    ),
+  }));
+}
+
+/**
+ * The message of a suspension or rotation that `up` sent and the API answered 404 for, when the key is not the
+ * caller's (the state's `userId`, or unknown) and the caller lacks api-keys:manage: the API hides other users' keys
+ * from such a caller. Undefined when the 404 means the key is gone (the caller's own key, or a caller who sees all).
+ */
+export function foreignKeyRefusal(caller: Caller, keyId: string, owner: unknown, what: string): string | undefined {
+  if (caller.user.permissions.includes(MANAGE)) return undefined;
+  if (typeof owner === "string" && owner === caller.user.id) return undefined;
+  const whose =
+    typeof owner === "string"
+      ? `belongs to user ${owner} (its userId in the stack), not to ${caller.user.email}`
+      : `is not among the keys of ${caller.user.email}, the only ones the API shows a caller without ${MANAGE}: it ` +
+        "is another user's key, or it was deleted (then `pulumi refresh` forgets it)";
+  return lacking(
+    caller,
+    {
+      property: "enabled",
+      what: `${what} of API key ${keyId} answered 404: the key ${whose}. Acting on another user's key`,
+      route: routes.setApiKeyStatus,
+    },
+    [MANAGE],
+    "(GET /auth/check)",
+    "the credentials of the key's owner",
+  );
+}
