@@ -548,7 +548,16 @@ export const attachable: PreflightCheck = async ({ ctx, olds, news, reads, read 
   };
   const others = planned.filter((v) => v !== volumeId);
   if (first.current + planned.length <= first.max) {
-    return sizeRoom({ volumeId, virtualMachineId, vmName: first.name, total: first.current, others, reads, read, time });
+    return sizeRoom({
+      volumeId,
+      virtualMachineId,
+      vmName: first.name,
+      total: first.current,
+      others,
+      reads,
+      read,
+      time,
+    });
   }
   return [
     {
@@ -602,9 +611,7 @@ async function sizeRoom(a: {
   if (!onVm) return [];
   const there = new Set(onVm.map((v) => v.id));
   const sameSize = onVm.filter((v) => v.id !== volumeId && v.volumeSizeId === size.id);
-  const plannedSame = planned.filter(
-    (v): v is Volume => v !== null && v.volumeSizeId === size.id && !there.has(v.id),
-  );
+  const plannedSame = planned.filter((v): v is Volume => v !== null && v.volumeSizeId === size.id && !there.has(v.id));
   if (sameSize.length + plannedSame.length < size.maxVolumesPerVm) return [];
   return [
     {

@@ -17,7 +17,7 @@ export type Case =
   | { kind: "gpu"; series: "a100" | "h100"; datacenter: 0 | 1 | 2; gpuCount: 1 | 2 | 4 | 8 }
   | { kind: "volume"; held: boolean; adopt: boolean }
   | { kind: "network"; held: boolean; adopt: boolean }
-  | { kind: "attach"; near: boolean; full: boolean }
+  | { kind: "attach"; near: boolean; full: boolean; sizeFull: boolean }
   | { kind: "power"; key: "admin" | "member"; powerState: "running" | "stopped" };
 
 export const SEED = 26;
@@ -66,9 +66,10 @@ export function casesOf(seed: number, count: number): Case[] {
       case "network":
         return { kind, held: next() < 0.5, adopt: next() < 0.5 };
       case "attach": {
-        // To a VM of the volume's data center with room, of another data center, or of the same one but full.
-        const vm = pick(["near", "far", "full"] as const);
-        return { kind, near: vm !== "far", full: vm === "full" };
+        // To a VM of the volume's data center with room, of another data center, of the same one but full, or with
+        // room but holding its volume size's maxVolumesPerVm (an nvme 50 GB volume on a VM with 4 of them).
+        const vm = pick(["near", "far", "full", "sizeFull"] as const);
+        return { kind, near: vm !== "far", full: vm === "full", sizeFull: vm === "sizeFull" };
       }
       case "power":
         return { kind, key: pick(["admin", "member"] as const), powerState: pick(["running", "stopped"] as const) };

@@ -64,6 +64,7 @@ export interface Scenario {
 }
 
 const SSD = 1;
+const NVME = 2;
 
 /** A volume made behind the stack's back (its id is known at preview, as an existing volume's is). */
 export async function volumeIn(world: CliWorld, name: string, datacenterId: string): Promise<string> {
@@ -75,9 +76,22 @@ export async function volumeIn(world: CliWorld, name: string, datacenterId: stri
   return (await world.api.waitForJob(job.jobId)).resourceId!;
 }
 
-/** A VM (configuration 1: at most 4 volumes) made behind the stack's back. */
-export async function vmIn(world: CliWorld, name: string, datacenterId: string): Promise<string> {
-  const [job] = await world.api.createVm({ body: { name, datacenterId, imageId: 1, configurationId: 1 } });
+/**
+ * An nvme 50 GB volume made behind the stack's back: a VM may hold at most 4 of that size (its maxVolumesPerVm in the
+ * emulator's catalog), fewer than configuration 2's 8 volumes.
+ */
+export async function nvmeIn(world: CliWorld, name: string, datacenterId: string): Promise<string> {
+  const catalog = await world.api.volumeSizes({ params: { id: datacenterId } });
+  const size = catalog.volumeTypes.find((t) => t.id === NVME)!.availableSizes.find((s) => s.sizeGb === 50)!;
+  const job = await world.api.createVolume({
+    body: { name, datacenterId, volumeTypeId: NVME, volumeSizeId: size.id, sizeGb: 50 },
+  });
+  return (await world.api.waitForJob(job.jobId)).resourceId!;
+}
+
+/** A VM (configuration 1: at most 4 volumes; 2: at most 8) made behind the stack's back. */
+export async function vmIn(world: CliWorld, name: string, datacenterId: string, configurationId = 1): Promise<string> {
+  const [job] = await world.api.createVm({ body: { name, datacenterId, imageId: 1, configurationId } });
   return (await world.api.waitForJob(job!.id)).resourceId!;
 }
 
@@ -193,6 +207,28 @@ export const scenarios: Scenario[] = [
           expect(outputs.net).not.toBe(held);
           expect((await world.api.getNetwork({ params: { id: outputs.net! } })).name).toBe(`${p}-net`);
           expect((await world.api.getNetwork({ params: { id: held } })).name).toBe(`${p}-nheld`);
+        },
+      };
+    },
+  },
+  {
+    check: "held user email",
+    async cause({ world, plan, p }) {
+      const email = `${p}-held@example.com`;
+      const held = (await world.api.createUser({ body: { email, firstName: "Held" } })).id;
+      // As a program may write it: the API stores emails lower-case, and the check compares them so.
+      const props = { email: email.toUpperCase(), firstName: "Held" };
+      plan.user = { kind: "User", props };
+      return {
+        says: [
+          `A user with the email "${email}" already exists (${held})`,
+          "Set `adopt: true` to manage it from this program, or choose another email",
+        ],
+        fix: () => void (plan.user!.props = { ...props, adopt: true }),
+        async holds(outputs) {
+          expect(outputs.user).toBe(held);
+          const named = await world.api.listUsers({ query: { search: email } });
+          expect(named.data.filter((u) => u.deletedAt === null).map((u) => u.id)).toEqual([held]);
         },
       };
     },
@@ -319,17 +355,22 @@ export const scenarios: Scenario[] = [
     },
   },
   {
-    check: "api-keys:manage: an ApiKey suspended by a session without it",
+    check: "api-keys:manage: the admin's ApiKey suspended with a tenant-user's key",
     async cause(run) {
-      const session = await rolelessSession(run);
+      // The key of the stack (made by the admin's session in the step before); a suspension is sent with the stack's
+      // API key: the member's has api-keys:self, which covers only the member's own keys.
+      const { member } = run.world.emulator.bootstrap.users;
+      await secret(run.stack, "apiKey", member.apiKey);
       run.plan.key!.props.enabled = false;
+      const key = memberKey(run);
       return {
         says: [
-          "changing enabled (PATCH /auth/api-keys/{keyId}/status) needs the permission api-keys:self or api-keys:manage",
-          session.lacking,
-          'or one given such a role (e.g. `roleId: "vm-operator"` for vm:operate, "tenant-admin" for api-keys:manage)',
+          "changing enabled (PATCH /auth/api-keys/{keyId}/status) on a key that is not the caller's",
+          `these credentials see no key named "${run.p}-key"`,
+          "needs the permission api-keys:manage",
+          ...key.lacking,
         ],
-        fix: session.fix,
+        fix: key.fix,
         async holds(outputs) {
           const keys = await run.sessions.admin.client.listApiKeys({ query: { search: `${run.p}-key` } });
           expect(keys.data.filter((k) => k.id === outputs.key).map((k) => k.status)).toEqual(["Suspended"]);

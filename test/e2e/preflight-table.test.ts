@@ -10,7 +10,7 @@ import { CommandError, type EngineEvent, type Stack } from "@pulumi/pulumi/autom
 import { expect, it } from "vitest";
 import { cliWorld, describeCli } from "./helpers";
 import { committedCases, type Case } from "./preflight-cases";
-import { attach, programOf, vmIn, volumeIn, type Plan, type Sdk } from "./preflight-scenarios";
+import { attach, nvmeIn, programOf, vmIn, volumeIn, type Plan, type Sdk } from "./preflight-scenarios";
 import { useLauncher } from "../plugin/launcher";
 
 useLauncher();
@@ -92,10 +92,14 @@ async function ready(sdk: Sdk, c: Case, i: number): Promise<Ready> {
       };
     }
     case "attach": {
-      const vm = await vmIn(world, `${name}-vm`, fra!.id);
-      if (c.full)
-        for (const n of [1, 2, 3, 4]) await attach(world, await volumeIn(world, `${name}-on${n}`, fra!.id), vm);
-      const volume = await volumeIn(world, name, (c.near ? fra : ams)!.id);
+      // sizeFull: a VM with room for 8 volumes (configuration 2) holding 4 nvme 50 GB ones, that size's maximum.
+      const vm = await vmIn(world, `${name}-vm`, fra!.id, c.sizeFull ? 2 : 1);
+      const onIt = (n: number) =>
+        c.sizeFull ? nvmeIn(world, `${name}-on${n}`, fra!.id) : volumeIn(world, `${name}-on${n}`, fra!.id);
+      if (c.full || c.sizeFull) for (const n of [1, 2, 3, 4]) await attach(world, await onIt(n), vm);
+      const volume = c.sizeFull
+        ? await nvmeIn(world, name, fra!.id)
+        : await volumeIn(world, name, (c.near ? fra : ams)!.id);
       return {
         c,
         member,

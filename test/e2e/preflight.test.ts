@@ -11,6 +11,7 @@ import { CloudClient } from "../../provider/client";
 import { cliWorld, describeCli } from "./helpers";
 import { basePlan, programOf, scenarios, type ScenarioRun, type Sdk } from "./preflight-scenarios";
 import { useLauncher } from "../plugin/launcher";
+import { rememberedSessionToken } from "../helpers/session-token";
 
 useLauncher();
 const world = await cliWorld({ jobDurationMs: 50 });
@@ -20,12 +21,10 @@ const { admin, member } = world.emulator.bootstrap.users;
 const writesSince = async (mark: number) =>
   (await world.requests(mark)).filter((r) => r.method !== "GET").map((r) => `${r.method} ${r.path}`);
 
-/** The session token of a signed-in client (the test's own sign-in: stacks never sign in here). */
-async function signedIn(user: { email: string; password: string; totpSecret: string }) {
-  const { email, password, totpSecret } = user;
-  const client = new CloudClient({ baseUrl: world.emulator.baseUrl, auth: { email, password, totpSecret } });
-  const token = (await client.auth.headers()).headers.authorization!.replace(/^Bearer /, "");
-  return { token, client };
+/** A session token of `user` (the test's own sign-in: stacks never sign in here), and a client of that session. */
+async function signedIn(user: typeof admin) {
+  const token = await rememberedSessionToken(world.emulator, user);
+  return { token, client: new CloudClient({ baseUrl: world.emulator.baseUrl, auth: { sessionToken: token } }) };
 }
 const sessions = { admin: await signedIn(admin), member: await signedIn(member) };
 

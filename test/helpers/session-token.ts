@@ -4,9 +4,10 @@ import type { RunningEmulator } from "../../emulator/server";
 type User = RunningEmulator["bootstrap"]["users"]["admin"];
 
 /**
- * A session token of `user` signed in with "remember me" (idle timeout 30 days, not 30 minutes), for the tests that
- * move the emulator's clock by days: sign-in codes follow the emulator's clock, so once it has moved the provider
- * cannot sign in (its codes come from this machine's clock), and a configured session token creates the keys instead.
+ * A session token of `user` signed in with "remember me" (idle timeout 30 days, not 30 minutes): the tests' one way to
+ * a session token (the stacks and contexts under test are then given it, and never sign in themselves). Its TOTP code
+ * follows the emulator's clock, so it works after the tests that move that clock by days, where the provider cannot
+ * sign in (its codes come from this machine's clock) and a configured session token creates the keys instead.
  */
 export async function rememberedSessionToken(emulator: RunningEmulator, user: User): Promise<string> {
   const json = { "content-type": "application/json" };

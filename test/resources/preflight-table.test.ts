@@ -102,6 +102,29 @@ describe("preview's verdict and up's outcome agree (seeded table)", () => {
       });
       await stack.api.waitForJob(job.jobId);
     }
+    // A VM with room (configuration 2: 8 volumes) holding 4 nvme 50 GB volumes, that size's maxVolumesPerVm, and an
+    // nvme 50 GB volume to attach to it.
+    const nvme50 = (await stack.api.volumeSizes({ params: { id: fra!.id } })).volumeTypes
+      .find((t) => t.id === 2)!
+      .availableSizes.find((z) => z.sizeGb === 50)!;
+    const nvmeIn = async (name: string) => {
+      const job = await stack.api.createVolume({
+        body: { name, datacenterId: fra!.id, volumeTypeId: 2, volumeSizeId: nvme50.id, sizeGb: 50 },
+      });
+      return (await stack.api.waitForJob(job.jobId)).resourceId!;
+    };
+    const sizeJob = await stack.api.createVm({
+      body: { name: "pt-size-vm", datacenterId: fra!.id, imageId: 1, configurationId: 2 },
+    });
+    const sizeVm = (await stack.api.waitForJob(sizeJob[0]!.id)).resourceId!;
+    for (const n of [1, 2, 3, 4]) {
+      const job = await stack.api.attachVolume({
+        params: { id: await nvmeIn(`pt-nvme-on-${n}`) },
+        body: { virtualMachineId: sizeVm },
+      });
+      await stack.api.waitForJob(job.jobId);
+    }
+    const nvme = await nvmeIn("pt-nvme");
     const rows: string[] = [];
     let index = 0;
     for (const c of cases.cases) {
@@ -159,7 +182,9 @@ describe("preview's verdict and up's outcome agree (seeded table)", () => {
           (made) => (made.id === heldNetwork ? Promise.resolve() : kinds.Network.delete(direct, made.id, made.outs)),
         );
       } else if (c.kind === "attach") {
-        const news = { volumeId: c.near ? near : far, virtualMachineId: c.full ? fullVm : vm.id };
+        const news = c.sizeFull
+          ? { volumeId: nvme, virtualMachineId: sizeVm }
+          : { volumeId: c.near ? near : far, virtualMachineId: c.full ? fullVm : vm.id };
         const checked = await checkResource(preview, kinds.VolumeAttachment, {}, news);
         verdict = checked.failures.length === 0;
         done = await outcome(
