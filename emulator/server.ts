@@ -10,6 +10,7 @@ import { advanceJobs } from "./jobs";
 import { installOperator } from "./operator";
 import { loadStateFile, startPersistence } from "./persistence";
 import { registerRouteGroups } from "./routes";
+import { seededRandom } from "./seeded-random";
 import type { Bootstrap } from "./state";
 
 const defaults = {
@@ -31,18 +32,6 @@ export function isLoopback(host: string): boolean {
   if (host === "localhost") return true;
   if (isIP(host) === 4) return host.startsWith("127.");
   return host === "::1" || host === "[::1]";
-}
-
-/** mulberry32: a small seeded generator, so fault probabilities and generated addresses are reproducible. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export interface BuiltEmulator {

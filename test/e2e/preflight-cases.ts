@@ -12,6 +12,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { seededRandom } from "../../emulator/seeded-random";
 
 export type Case =
   | { kind: "gpu"; series: "a100" | "h100"; datacenter: 0 | 1 | 2; gpuCount: 1 | 2 | 4 | 8 }
@@ -24,24 +25,12 @@ export const SEED = 26;
 export const COUNT = 30;
 export const casesFile = path.join(__dirname, "..", "fixtures", "preflight-cases.json");
 
-/** mulberry32: a small seeded generator, so the table can be regenerated exactly. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const series = ["a100", "h100"] as const;
 const datacenters = [0, 1, 2] as const;
 const gpuCounts = [1, 2, 4, 8] as const;
 
 export function casesOf(seed: number, count: number): Case[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const gpuTaken = new Set<string>();
   const kinds = ["gpu", "volume", "network", "attach", "power"] as const;

@@ -4,13 +4,12 @@
  */
 import * as fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ApiError, CloudClient } from "../../provider/client";
 import { apiKey } from "../../provider/resources/api-key";
 import { UNKNOWN } from "../../provider/resources";
 import { ApiKey, type ApiKeyArgs } from "../../sdk";
 import { destroy, preview, refresh, up, type RunOptions, type RunResult } from "../../tools/harness";
 import { advanceClock, rememberedSessionToken } from "../helpers/session-token";
-import { stackOnEmulator } from "./helpers";
+import { stackOnEmulator, statusWith } from "./helpers";
 
 const DAY_MS = 24 * 3600_000;
 const stack = await stackOnEmulator();
@@ -27,20 +26,6 @@ const keysNamed = async (prefix: string) =>
   (await stack.api.listApiKeys({ query: { search: prefix, limit: 100 } })).data.filter((k) =>
     k.name.startsWith(prefix),
   );
-
-/** Calls the API with `secret` as the API key: resolves to the HTTP status (200 when the key works). */
-async function statusWith(secret: string): Promise<number> {
-  const probe = new CloudClient({ baseUrl: stack.emulator.baseUrl, auth: { apiKey: secret }, retry: { retries: 0 } });
-  try {
-    await probe.check();
-    return 200;
-  } catch (error) {
-    if (error instanceof ApiError) return error.status;
-    throw error;
-  } finally {
-    await probe.close();
-  }
-}
 
 /** The `Date` header of an answer of the API, as epoch ms. */
 async function apiDate(): Promise<number> {
@@ -202,8 +187,8 @@ describe("ApiKey renewBeforeDays", () => {
     secrets.push(newKey);
     expect(renewed.step("key").secretOutputs).toContain("key");
     expect(newKey).not.toBe(oldKey);
-    expect(await statusWith(newKey)).toBe(200);
-    expect(await statusWith(oldKey)).toBe(401);
+    expect(await statusWith(stack, newKey)).toBe(200);
+    expect(await statusWith(stack, oldKey)).toBe(401);
     expectNoSecretIn(renewed);
 
     const after = await preview(program(args), options);

@@ -5,7 +5,7 @@ import { apiKey, create, sessionSettings, type ApiKeyInputs } from "../../provid
 import { closeClients, configuration, handlerContext, UNKNOWN } from "../../provider/resources";
 import { ApiKey, type ApiKeyArgs } from "../../sdk";
 import { destroy, preview, refresh, up, type RunOptions, type RunResult } from "../../tools/harness";
-import { stackOnEmulator, type Stack } from "./helpers";
+import { stackOnEmulator, statusWith, type Stack } from "./helpers";
 
 const stack = await stackOnEmulator();
 const admin = stack.emulator.bootstrap.users.admin;
@@ -29,20 +29,6 @@ const keysNamed = async (target: Stack, prefix: string) =>
   );
 const keyById = async (target: Stack, id: string) =>
   (await target.api.listApiKeys({ query: { limit: 100 } })).data.find((k) => k.id === id);
-
-/** Calls the API with `secret` as the API key: resolves to the HTTP status (200 when the key works). */
-async function statusWith(target: Stack, secret: string): Promise<number> {
-  const probe = new CloudClient({ baseUrl: target.emulator.baseUrl, auth: { apiKey: secret }, retry: { retries: 0 } });
-  try {
-    await probe.check();
-    return 200;
-  } catch (error) {
-    if (error instanceof ApiError) return error.status;
-    throw error;
-  } finally {
-    await probe.close();
-  }
-}
 
 /** Every secret seen so far must stay out of the state file, the errors and the host's log. */
 const secretsSeen = new Set<string>([admin.password, admin.totpSecret, admin.apiKey]);

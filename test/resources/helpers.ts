@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { afterAll } from "vitest";
 import type { EmulatorOptions } from "../../emulator/context";
 import { startEmulator, type RunningEmulator } from "../../emulator/server";
-import { CloudClient } from "../../provider/client";
+import { ApiError, CloudClient } from "../../provider/client";
 import type { RunOptions } from "../../tools/harness";
 
 export interface LogEntry {
@@ -79,4 +79,18 @@ export async function stackOnEmulator(options: EmulatorOptions = {}): Promise<St
       if (!response.ok) throw new Error(`faults: HTTP ${response.status} ${await response.text()}`);
     },
   };
+}
+
+/** Calls the API with `secret` as the API key: resolves to the HTTP status (200 when the key works). */
+export async function statusWith(target: Stack, secret: string): Promise<number> {
+  const probe = new CloudClient({ baseUrl: target.emulator.baseUrl, auth: { apiKey: secret }, retry: { retries: 0 } });
+  try {
+    await probe.check();
+    return 200;
+  } catch (error) {
+    if (error instanceof ApiError) return error.status;
+    throw error;
+  } finally {
+    await probe.close();
+  }
 }
