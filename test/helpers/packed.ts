@@ -220,6 +220,7 @@ function prune(cache: string): void {
 /** Runs `npm pack` of `root` into a scratch directory and renames it to `entry`; the entry is whole or absent. */
 function pack(root: string, cache: string, key: string, entry: string): Packed {
   const scratch = fs.mkdtempSync(path.join(cache, `.${key.slice(0, 12)}-`));
+  fs.chmodSync(scratch, 0o755); // mkdtemp's 0700 would hide the entry from other users of the same cache
   try {
     const started = performance.now();
     const output = execFileSync(
