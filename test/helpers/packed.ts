@@ -164,8 +164,12 @@ function readEntry(directory: string, key: string): Packed | "damaged" | undefin
   const made = JSON.parse(fs.readFileSync(record, "utf8")) as EntryRecord;
   const tarballs = made.packed.map((p) => ({ ...p, file: path.join(directory, p.filename) }));
   if (made.key !== key || !tarballs.every((t) => fs.existsSync(t.file))) return "damaged";
-  const now = new Date();
-  fs.utimesSync(directory, now, now); // in use: kept by the pruning below
+  try {
+    const now = new Date();
+    fs.utimesSync(directory, now, now); // in use: kept by the pruning below
+  } catch {
+    // another user's entry: theirs to keep
+  }
   return { key, directory, tarballs, packedHere: false, seconds: made.seconds };
 }
 
