@@ -14,6 +14,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { cliEnvironment } from "../../tools/pulumi-cli";
+import { packed } from "../helpers/packed";
 import { cliWorld, describeCli } from "./helpers";
 
 const root = path.resolve(__dirname, "../..");
@@ -73,16 +74,12 @@ function userProject(dir: string): string {
 }
 
 describeCli("the package directory as a plugin source of `pulumi package`", () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-package-dir-"));
     // The package as a user installs it: its npm tarball in a project, with the @pulumi/pulumi this repository uses.
     // The package and its plugin SDK (@cloudinfra/pulumi-plugin, which @cloudinfra/pulumi/plugin re-exports).
-    const packed = execFileSync(
-      "npm",
-      ["pack", "--workspaces", "--include-workspace-root", "--json", "--pack-destination", work],
-      { cwd: root, encoding: "utf8" },
-    );
-    const tarballs = (JSON.parse(packed) as { filename: string }[]).map((p) => path.join(work, p.filename));
+    // Packed once for every suite (test/helpers/packed.ts).
+    const tarballs = (await packed()).tarballs.map((p) => p.file);
     const project = path.join(work, "project");
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "installed", dependencies: {} }));

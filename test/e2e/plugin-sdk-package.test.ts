@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, expect, it } from "vitest";
 import { cliEnvironment, cliStack } from "../../tools/pulumi-cli";
+import { packed as packedTarballs } from "../helpers/packed";
 import { cliWorld, describeCli } from "./helpers";
 
 const root = path.resolve(__dirname, "../..");
@@ -30,22 +31,9 @@ let tarballs: Record<string, string[]>;
 describeCli(
   "@cloudinfra/pulumi-plugin installed from its tarball: pulumi import, tsc --strict, preview (real CLI)",
   () => {
-    beforeAll(() => {
-      const packed = JSON.parse(
-        execFileSync(
-          "npm",
-          [
-            "pack",
-            "--workspaces",
-            "--include-workspace-root",
-            "--json",
-            "--loglevel=error",
-            "--pack-destination",
-            world.work,
-          ],
-          { cwd: root, encoding: "utf8" },
-        ),
-      ) as { name: string; filename: string; files: { path: string }[] }[];
+    beforeAll(async () => {
+      // `npm pack --workspaces --include-workspace-root` of this checkout, once for every suite (test/helpers/packed.ts).
+      const { tarballs: packed } = await packedTarballs();
       tarballs = Object.fromEntries(packed.map((p) => [p.name, p.files.map((f) => f.path)]));
       project = path.join(world.work, "user-project");
       fs.mkdirSync(project);
@@ -64,7 +52,7 @@ describeCli(
           "--no-audit",
           "--no-fund",
           "--loglevel=error",
-          ...packed.map((p) => path.join(world.work, p.filename)),
+          ...packed.map((p) => p.file),
           `@pulumi/pulumi@${pulumiVersion}`,
         ],
         { cwd: project, stdio: ["ignore", "pipe", "pipe"] },

@@ -4,13 +4,14 @@
  * line, the package and its plugin SDK installed from the packed tarballs of this build, the API key set as a secret) but for the final
  * `pulumi up`, which the test runs, then `pulumi destroy`, each checked against what the emulator holds.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { LocalWorkspace, type Stack } from "@pulumi/pulumi/automation";
 import { beforeAll, expect, it } from "vitest";
 import { cliEnvironment } from "../../tools/pulumi-cli";
 import { codeBlocks } from "../readme/blocks";
+import { packed, tarballOf } from "../helpers/packed";
 import { cliWorld, describeCli, gone, recordRuns } from "./helpers";
 import { yamlVersion } from "./yaml-host";
 
@@ -30,28 +31,14 @@ const npmEnv = { npm_config_prefer_offline: "true", npm_config_audit: "false", n
 
 let tarballs: { main: string; pluginSdk: string };
 
-beforeAll(() => {
+beforeAll(async () => {
   // The package and its plugin SDK as the README has a user make them: `npm run pack-all` of the build (dist/ is this
-  // worktree's `npm run build`).
-  const packed = execFileSync(
-    "npm",
-    [
-      "pack",
-      "--workspaces",
-      "--include-workspace-root",
-      "--json",
-      "--loglevel=error",
-      "--pack-destination",
-      world.work,
-    ],
-    { cwd: root, encoding: "utf8" },
-  );
-  const files = (JSON.parse(packed) as { name: string; filename: string }[]).map((p) => ({
-    name: p.name,
-    file: path.join(world.work, p.filename),
-  }));
-  const fileOf = (name: string) => files.find((p) => p.name === name)!.file;
-  tarballs = { main: fileOf("@cloudinfra/pulumi"), pluginSdk: fileOf("@cloudinfra/pulumi-plugin") };
+  // worktree's `npm run build`), packed once for every suite (test/helpers/packed.ts).
+  const pack = await packed();
+  tarballs = {
+    main: tarballOf(pack, "@cloudinfra/pulumi").file,
+    pluginSdk: tarballOf(pack, "@cloudinfra/pulumi-plugin").file,
+  };
 }, 120_000);
 
 /**

@@ -17,6 +17,7 @@ import type { Stack } from "@pulumi/pulumi/automation";
 import { beforeAll, describe, expect, it } from "vitest";
 import { cliStack } from "../../tools/pulumi-cli";
 import { everyKindFixtures, recordsInApi, type Family, type Listed } from "./every-kind";
+import { packed } from "../helpers/packed";
 import { cliWorld, describeCli, DYNAMIC_TYPE, recordRuns } from "./helpers";
 import { earlierBuild, type EarlierBuild } from "./upgrade-build";
 
@@ -150,7 +151,7 @@ let earlier: EarlierBuild;
 let current: string[];
 
 describeCli("stacks made by an earlier build, taken over by the current one", () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     earlier = earlierBuild(root, PINNED);
     console.log(
       `upgrade suite: the package at ${earlier.commit.slice(0, 12)}: ` +
@@ -158,21 +159,9 @@ describeCli("stacks made by an earlier build, taken over by the current one", ()
           ? `built in ${earlier.builtSeconds} s`
           : `cached (built in ${earlier.coldSeconds} s)`),
     );
-    // The current package and its plugin SDK, as `npm run pack-all` packs them (dist/ as `npm run build` left it).
-    const packed = execFileSync(
-      "npm",
-      [
-        "pack",
-        "--workspaces",
-        "--include-workspace-root",
-        "--json",
-        "--loglevel=error",
-        "--pack-destination",
-        world.work,
-      ],
-      { cwd: root, encoding: "utf8" },
-    );
-    current = (JSON.parse(packed) as { filename: string }[]).map((p) => path.join(world.work, p.filename));
+    // The current package and its plugin SDK, as `npm run pack-all` packs them (dist/ as `npm run build` left it),
+    // packed once for every suite (test/helpers/packed.ts).
+    current = (await packed()).tarballs.map((p) => p.file);
   }, BUILD_TIMEOUT);
 
   it("the earlier build packed the package alone; the current one packs it with @cloudinfra/pulumi-plugin", () => {

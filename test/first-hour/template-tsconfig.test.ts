@@ -1,8 +1,9 @@
 /**
  * Issue 8, item 1: a standard Pulumi TypeScript project (the tsconfig.json of Pulumi's own `typescript` template: no
  * `skipLibCheck`, no `esModuleInterop`) failed `tsc` with 63 errors in zod's declarations, because the main entry's
- * declarations reached the zod contract. This packs the package, installs the tarball into a fresh project with
- * exactly that tsconfig, and type-checks a program; with the real CLI, that project runs `preview` and `up`.
+ * declarations reached the zod contract. This installs the packed tarball (test/helpers/packed.ts: packed once for
+ * every suite) into a fresh project with exactly that tsconfig, and type-checks a program; with the real CLI, that
+ * project runs `preview` and `up`.
  */
 import { execFile, execFileSync, spawn } from "node:child_process";
 import * as fs from "node:fs";
@@ -14,6 +15,7 @@ import { startEmulator } from "../../emulator/server";
 import { CloudClient } from "../../provider/client";
 import { cliEnvironment } from "../../tools/pulumi-cli";
 import { cliVersion, describeCli } from "../e2e/helpers";
+import { packed } from "../helpers/packed";
 
 const root = path.resolve(__dirname, "../..");
 
@@ -85,15 +87,11 @@ function version(pkg: string): string {
 let dir: string;
 let tarballs: string[];
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "cloudinfra-template-"));
-  // The package and its plugin SDK (@cloudinfra/pulumi-plugin, which @cloudinfra/pulumi/plugin re-exports).
-  const packed = execFileSync(
-    "npm",
-    ["pack", "--workspaces", "--include-workspace-root", "--json", "--pack-destination", dir],
-    { cwd: root, encoding: "utf8" },
-  );
-  tarballs = (JSON.parse(packed) as { filename: string }[]).map((p) => path.join(dir, p.filename));
+  // The package and its plugin SDK (@cloudinfra/pulumi-plugin, which @cloudinfra/pulumi/plugin re-exports), packed
+  // once for every suite (test/helpers/packed.ts).
+  tarballs = (await packed()).tarballs.map((p) => p.file);
   const project = path.join(dir, "project");
   fs.mkdirSync(project);
   fs.writeFileSync(
