@@ -513,7 +513,9 @@ describe("VirtualMachine against an API that sends only what the spec documents"
 
 describe("VirtualMachine addresses against a spec-only API, gathered", () => {
   it("20 VMs created in one up read their addresses from shared list pages, not one search each; the outputs are each VM's list item's", async () => {
-    const options = specOnly.options();
+    // Polls 300 ms apart (the creates go out over a few hundred ms): each poll completes several VMs, as a real API's
+    // seconds-long jobs and polls do.
+    const options = withConfig(specOnly.options(), { "cloudinfra:pollIntervalMs": "300" });
     const [dc] = specOnly.datacenters;
     const count = 20;
     const program = () => {
