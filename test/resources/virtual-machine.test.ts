@@ -518,12 +518,12 @@ describe("VirtualMachine addresses against a spec-only API, gathered", () => {
     const options = withConfig(specOnly.options(), { "cloudinfra:pollIntervalMs": "300" });
     const [dc] = specOnly.datacenters;
     const count = 20;
-    const program = () => {
+    const program = (suffix = "") => {
       const vms = Array.from(
         { length: count },
         (_, i) =>
           new VirtualMachine(`vm${i}`, {
-            name: `ga-vm-${i}`,
+            name: `ga-vm-${i}${suffix}`,
             datacenterId: dc!.id,
             imageId: ubuntu.id,
             configurationId: small.id,
@@ -532,8 +532,8 @@ describe("VirtualMachine addresses against a spec-only API, gathered", () => {
       );
       return Object.fromEntries(vms.map((vm, i) => [`ip${i}`, vm.privateIp]));
     };
-    const since = specOnly.mark();
-    const created = await up(program, options);
+    let since = specOnly.mark();
+    const created = await up(() => program(), options);
     const lists = (await specOnly.requests(since)).filter((r) => r.route === "listVms");
     // The namesake searches before each create (filtered by configuration) are not the address reads.
     const addressReads = lists.filter((r) => !decodeURIComponent(r.query).includes("filter[configurationId]"));
@@ -553,6 +553,20 @@ describe("VirtualMachine addresses against a spec-only API, gathered", () => {
       expect(step.outputs.publicIp).toBe(item?.primaryPublicIp);
       expect(step.outputs.publicIp === null).toBe(i % 2 !== 0);
       expect(step.outputs.allocatePublicIp).toBe(i % 2 === 0);
+    }
+
+    // Renamed together: the updates read their addresses from shared pages too (one search each before).
+    since = specOnly.mark();
+    const renamed = await up(() => program("-r"), options);
+    const updateLists = (await specOnly.requests(since)).filter((r) => r.route === "listVms");
+    expect(updateLists.length).toBeGreaterThan(0);
+    expect(updateLists.length).toBeLessThanOrEqual(count / 4);
+    for (let i = 0; i < count; i++) {
+      const step = renamed.step(`vm${i}`);
+      expect(step.op).toBe("update");
+      expect(step.outputs.name).toBe(`ga-vm-${i}-r`);
+      expect(step.outputs.privateIp).toBe(created.step(`vm${i}`).outputs.privateIp);
+      expect(step.outputs.publicIp).toBe(created.step(`vm${i}`).outputs.publicIp);
     }
     await destroy(options);
     expect((await specOnly.api.listVms({ query: { search: "ga-vm-" } })).data).toEqual([]);
