@@ -11,7 +11,8 @@
  *
  * Options (environment): BENCH_CLI_N (e.g. "200" or "200,500,1000"), BENCH_PARALLEL (the CLI's --parallel; default:
  * the CLI's own), BENCH_TIME_SCALE (10), BENCH_LIMIT (100 requests per window; 0: off), BENCH_SDKS ("dynamic,plugin,docs": docs is the
- * docs-style baseline of test/bench/docs-style.ts), BENCH_ROUTES (also print each operation's requests by route).
+ * docs-style baseline of test/bench/docs-style.ts), BENCH_ROUTES (also print each operation's requests by route),
+ * BENCH_SPEC_ONLY=1 (an API that sends only the fields the spec documents: the emulator's `specFieldsOnly`).
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -344,6 +345,7 @@ export async function cliBench(): Promise<boolean> {
   const limit = Number(process.env.BENCH_LIMIT ?? 100);
   const parallel = process.env.BENCH_PARALLEL ? Number(process.env.BENCH_PARALLEL) : undefined;
   const families = (process.env.BENCH_SDKS ?? "dynamic,plugin,docs").split(",") as Family[];
+  const specOnly = process.env.BENCH_SPEC_ONLY === "1";
   // The engine's default: 4 per CPU (what --parallel defaults to).
   const engineParallel = parallel ?? 4 * os.cpus().length;
   const windowMs = 60_000 / scale;
@@ -358,7 +360,8 @@ export async function cliBench(): Promise<boolean> {
   console.log(
     `\nThrough the real CLI (${version}): jobs and the rate-limit window ÷ ${scale}, limit ${limit} per ` +
       `${windowMs / 1000} s, poll interval ${2000 / scale} ms, --parallel ${parallel ?? `default (${engineParallel})`}; ` +
-      "walls are the CLI's own runs (the Automation API's call, in brackets, adds `pulumi stack history`)",
+      "walls are the CLI's own runs (the Automation API's call, in brackets, adds `pulumi stack history`)" +
+      (specOnly ? "; the API sends only the fields the spec documents" : ""),
   );
   try {
     for (const n of sizes) {
@@ -369,6 +372,7 @@ export async function cliBench(): Promise<boolean> {
           rateLimitWindowMs: windowMs,
           strictLimits: false,
           jobDurationMs: realisticDurationMs["gpu.create"]! / scale,
+          specFieldsOnly: specOnly,
         });
         try {
           const dc = emulator.bootstrap.fixtures.datacenters[0].id;

@@ -510,3 +510,65 @@ describe("VirtualMachine against an API that sends only what the spec documents"
     await destroy(options);
   });
 });
+
+describe("VirtualMachine addresses against a spec-only API, gathered", () => {
+  it("20 VMs created in one up read their addresses from shared list pages, not one search each; the outputs are each VM's list item's", async () => {
+    // Polls 300 ms apart (the creates go out over a few hundred ms): each poll completes several VMs, as a real API's
+    // seconds-long jobs and polls do.
+    const options = withConfig(specOnly.options(), { "cloudinfra:pollIntervalMs": "300" });
+    const [dc] = specOnly.datacenters;
+    const count = 20;
+    const program = (suffix = "") => {
+      const vms = Array.from(
+        { length: count },
+        (_, i) =>
+          new VirtualMachine(`vm${i}`, {
+            name: `ga-vm-${i}${suffix}`,
+            datacenterId: dc!.id,
+            imageId: ubuntu.id,
+            configurationId: small.id,
+            allocatePublicIp: i % 2 === 0,
+          }),
+      );
+      return Object.fromEntries(vms.map((vm, i) => [`ip${i}`, vm.privateIp]));
+    };
+    let since = specOnly.mark();
+    const created = await up(() => program(), options);
+    const lists = (await specOnly.requests(since)).filter((r) => r.route === "listVms");
+    // The namesake searches before each create (filtered by configuration) are not the address reads.
+    const addressReads = lists.filter((r) => !decodeURIComponent(r.query).includes("filter[configurationId]"));
+    // One search per VM before; now shared pages (a few batches, as the jobs complete), at most a quarter of that.
+    expect(addressReads.length).toBeGreaterThan(0);
+    expect(addressReads.length).toBeLessThanOrEqual(count / 4);
+    expect(addressReads.some((r) => new URLSearchParams(r.query).get("sort") === "createdAt:desc")).toBe(true);
+
+    // Each VM's outputs are its own list item's addresses.
+    const items = (await specOnly.api.listVms({ query: { search: "ga-vm-", limit: 100 } })).data;
+    expect(items).toHaveLength(count);
+    for (let i = 0; i < count; i++) {
+      const step = created.step(`vm${i}`);
+      const item = items.find((vm) => vm.id === step.id);
+      expect(item?.name).toBe(`ga-vm-${i}`);
+      expect(step.outputs.privateIp).toBe(item?.primaryPrivateIp);
+      expect(step.outputs.publicIp).toBe(item?.primaryPublicIp);
+      expect(step.outputs.publicIp === null).toBe(i % 2 !== 0);
+      expect(step.outputs.allocatePublicIp).toBe(i % 2 === 0);
+    }
+
+    // Renamed together: the updates read their addresses from shared pages too (one search each before).
+    since = specOnly.mark();
+    const renamed = await up(() => program("-r"), options);
+    const updateLists = (await specOnly.requests(since)).filter((r) => r.route === "listVms");
+    expect(updateLists.length).toBeGreaterThan(0);
+    expect(updateLists.length).toBeLessThanOrEqual(count / 4);
+    for (let i = 0; i < count; i++) {
+      const step = renamed.step(`vm${i}`);
+      expect(step.op).toBe("update");
+      expect(step.outputs.name).toBe(`ga-vm-${i}-r`);
+      expect(step.outputs.privateIp).toBe(created.step(`vm${i}`).outputs.privateIp);
+      expect(step.outputs.publicIp).toBe(created.step(`vm${i}`).outputs.publicIp);
+    }
+    await destroy(options);
+    expect((await specOnly.api.listVms({ query: { search: "ga-vm-" } })).data).toEqual([]);
+  });
+});

@@ -9,6 +9,7 @@ import { awaitJob } from "../jobs";
 import { bodyFrom } from "../kind";
 import { plainInputs, type Props } from "../props";
 import { diffSpec, type ObservedState, type VirtualMachineInputs } from "./declaration";
+import { addressReader } from "./addresses";
 import { remove } from "./delete";
 import { comparable } from "./diff";
 import { exposedKey, getVm, observe, outputsOf, settledVm } from "./observe";
@@ -78,6 +79,8 @@ async function finishCreate(
   inputs: VirtualMachineInputs,
   id: string,
 ): Promise<{ id: string; outs: ObservedState }> {
+  // Its addresses are read soon (when the detail lacks them): with those of the VMs that completed with it.
+  const release = addressReader(ctx.api).expect(id);
   try {
     let detail = await settledVm(ctx, id);
     if (detail.status === "Error") {
@@ -97,6 +100,8 @@ async function finishCreate(
       `VM "${inputs.name}" was created but not finished: ${(error as Error).message}`,
       error,
     );
+  } finally {
+    release();
   }
 }
 

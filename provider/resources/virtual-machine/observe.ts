@@ -6,6 +6,7 @@ import { pollUntil } from "../jobs";
 import { stateOf } from "../kind";
 import { exposedPrivateKey, type Props } from "../props";
 import { inputFields, type ObservedState } from "./declaration";
+import { addressReader } from "./addresses";
 import { reportedInterfaces } from "./interfaces";
 import { knownSizes, sizeOfDetail } from "./sizes";
 
@@ -25,19 +26,16 @@ export interface ObservedVm {
 
 /**
  * The VM's detail with its addresses: from the detail when the API sends them there (a field the spec does not
- * document), else from the VM's list item (searched by name, matched by id).
+ * document), else from the VM's list item, read with those of the other VMs read at about the same time (see
+ * {@link AddressReader}: shared list pages, newest first; a VM they miss searched by name, matched by id).
  */
 export async function observe(ctx: HandlerContext, detail: VmDetail): Promise<ObservedVm> {
   const vm = detail.virtualMachine;
   if (vm.primaryPublicIp !== undefined) {
     return { detail, addresses: { privateIp: vm.primaryPrivateIp ?? null, publicIp: vm.primaryPublicIp } };
   }
-  const query = { search: vm.name, "filter[datacenterId]": vm.datacenter.id };
-  for await (const item of ctx.api.listAll("listVms", query)) {
-    if (item.id === vm.id)
-      return { detail, addresses: { privateIp: item.primaryPrivateIp, publicIp: item.primaryPublicIp } };
-  }
-  return { detail };
+  const addresses = await addressReader(ctx.api).read(vm);
+  return addresses ? { detail, addresses } : { detail };
 }
 
 /**
