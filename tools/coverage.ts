@@ -66,6 +66,10 @@ export const internalUseNames: Record<string, string> = {
   "provider/resources/preflight.ts › RunReads.gpuInventory": "preview checks (preflight.ts)",
   "provider/resources/preflight.ts › RunReads.nameHolder": "preview checks (preflight.ts)",
   "provider/resources/preflight.ts › RunReads.attachableVms": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › RunReads.volume": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › RunReads.volumeSizes": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › RunReads.volumesOn": "preview checks (preflight.ts)",
+  "provider/resources/preflight.ts › RunReads.keysNamed": "preview checks (preflight.ts)",
   "provider/resources/preflight.ts › attachable": "preview checks (preflight.ts)",
   "provider/resources/preflight.ts › warnOfOwnKey": "preview checks (preflight.ts)",
 };

@@ -107,9 +107,10 @@ describe("the API coverage table", () => {
     // A lookup's list route serves its single and list functions; its read by id only the single one.
     expect(use("listNetworks").dataFunctions).toEqual(["getNetwork", "getNetworks"]);
     expect(use("getNetwork").dataFunctions).toEqual(["getNetwork"]);
-    // Through helpers: getResourceGroup's byId calls teamWithMembers; getVirtualMachine's calls the kind's observe.
+    // Through helpers: getResourceGroup's byId calls teamWithMembers; getVirtualMachine's calls the kind's observe,
+    // whose address reader searches the list.
     expect(use("getTeam").dataFunctions).toEqual(["getResourceGroup"]);
-    expect(use("listVms").sites.map((s) => s.unit)).toContain("observe");
+    expect(use("listVms").sites.map((s) => s.unit)).toContain("AddressReader.search");
     expect(use("listVms").dataFunctions).toContain("getVirtualMachine");
     // A bulk deleter's call, in a closure handed to the client's BatchedDeleter.
     expect(use("bulkDeleteVolumes").kinds).toEqual(["Volume"]);
