@@ -53,6 +53,11 @@ export class ApiClock {
     this.offset = low <= high ? { low, high } : sample;
   }
 
+  /** Whether a job this client started told the offset precisely enough for {@link earliestAt}. */
+  get known(): boolean {
+    return this.offset !== undefined;
+  }
+
   /**
    * The earliest moment, on the API's clock (epoch ms), at which a request sent at `sentAt` (this machine's clock)
    * can have been carried out; undefined until a job this client started told the offset.

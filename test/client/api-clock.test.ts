@@ -12,7 +12,9 @@ describe("ApiClock", () => {
     // Sent at 1 000, answered at 1 200 (ours); made at 11 100 (the API's): the API runs 9 900-10 100 ms ahead.
     clock.started(["a"], 1_000, 1_200);
     expect(clock.earliestAt(1_000)).toBeUndefined();
+    expect(clock.known).toBe(false);
     clock.seen({ id: "a", createdAt: new Date(11_100).toISOString() });
+    expect(clock.known).toBe(true);
     expect(clock.earliestAt(2_000)).toBe(2_000 + 9_900);
     // A tighter sample narrows it; one seen twice counts once.
     clock.started(["b"], 3_000, 3_050);

@@ -130,8 +130,7 @@ async function sendCreate(
   inputs: VirtualMachineInputs,
 ): Promise<{ job: { id: string; createdAt: string } } | { id: string }> {
   const what = `VM "${inputs.name}"`;
-  const before =
-    ctx.api.clock.earliestAt(Date.now()) === undefined ? new Set(await candidates(ctx, inputs, 0, "since")) : undefined;
+  const before = ctx.api.clock.known ? undefined : new Set(await candidates(ctx, inputs, 0, "since"));
   const sentAt = Date.now();
   const earliest = ctx.api.clock.earliestAt(sentAt);
   const since = earliest !== undefined ? earliest - CLOCK_MARGIN_MS : sentAt - AMBIGUOUS_CREATE_SKEW_MS;
