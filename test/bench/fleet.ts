@@ -199,7 +199,12 @@ export async function fleetBench(): Promise<void> {
         },
       };
     });
-    const setup = await runPhase(runners, "setup", parallel);
+    // The first login creates the backend's table: two at once on a fresh database can both try, and one fails
+    // (`type "pulumi_state" already exists`). As in a team's set-up, one login first, then every runner's.
+    const setup = [
+      ...(await runPhase(runners.slice(0, 1), "setup", parallel)),
+      ...(await runPhase(runners.slice(1), "setup", parallel)),
+    ];
     const setupFailures = setup.flatMap((r) => r.failures);
     if (setupFailures.length > 0) throw new Error(`runner setup failed:\n${setupFailures.join("\n")}`);
 
