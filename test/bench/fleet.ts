@@ -15,7 +15,8 @@
  *
  * Options (environment): BENCH_FLEET_RUNNERS (4), BENCH_FLEET_STACKS (2 per runner), BENCH_FLEET_N (40 per stack),
  * BENCH_FLEET_SDKS ("dynamic,plugin": runner i uses the i-th, cyclically), BENCH_TIME_SCALE (10), BENCH_LIMIT (100
- * requests per window), BENCH_PARALLEL (the CLI's --parallel; default: the CLI's own).
+ * requests per window), BENCH_PARALLEL (the CLI's --parallel; default: the CLI's own), BENCH_FLEET_TRACE=1 (each
+ * stack's requests up to its first create or delete, with their times: where its lead went).
  */
 import { fork } from "node:child_process";
 import * as fs from "node:fs";
@@ -245,6 +246,7 @@ export async function fleetBench(): Promise<void> {
         `    ${"runner".padEnd(8)}${"sdk".padEnd(9)}${"wall s".padStart(8)}${"requests".padStart(10)}` +
           `${"429s".padStart(6)}   per stack: CLI wall (first create or delete after, CPU of the CLI and its processes)`,
       );
+      const traces: string[] = [];
       for (const runner of runners) {
         const mine = log.filter((e) => e.caller?.apiKeyId === runner.keyId);
         const report = reports[runner.index]!;
@@ -259,11 +261,22 @@ export async function fleetBench(): Promise<void> {
                   (e) => e.at >= s.startedAt && /^(create|delete|bulkDelete|attach)/.test(e.route ?? ""),
                 );
                 const cpu = s.cpuMs === undefined ? "" : `, CPU ${seconds(s.cpuMs)}`;
+                if (process.env.BENCH_FLEET_TRACE) {
+                  // Where the lead went: each request of the stack's run up to its first create or delete, and when.
+                  const lead = mine.filter((e) => e.at >= s.startedAt && (!first || e.at <= first.at));
+                  traces.push(
+                    `      ${s.stack}: ${lead.map((e) => `${e.route} ${seconds(e.at - s.startedAt)}`).join(", ")}`,
+                  );
+                }
                 return `${s.stack} ${seconds(s.wallMs)} (${first ? seconds(first.at - s.startedAt) : "-"}${cpu})`;
               })
               .join(", "),
         );
       }
+      if (traces.length > 0)
+        console.log(
+          `    requests up to each stack's first create or delete, seconds after its CLI started:\n${traces.join("\n")}`,
+        );
       const tooMany = log.filter((e) => e.status === 429).length;
       const other = log.filter((e) => !runners.some((r) => r.keyId === e.caller?.apiKeyId)).length;
       const wallMs = ended - started;
