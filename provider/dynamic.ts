@@ -1,6 +1,3 @@
-/* eslint-disable @typescript-eslint/no-require-imports -- dynamicProvider loads the module of a kind's provider by
-   its path, chosen at run time (see there). */
-import * as path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import { errorCodeOf, messageWithCode, withCode } from "./client/error-codes";
 import { callerOperations } from "./client/gather";
@@ -19,7 +16,6 @@ import {
   type KindName,
   type Props,
 } from "./resources";
-import { providerOf } from "./dynamic-providers/provider";
 
 const PROVIDER_KEY = "__provider";
 
@@ -150,54 +146,3 @@ export const dynamicHandlers = {
     );
   },
 };
-
-/**
- * The properties a resource of `kind` exposes as outputs (every input and every declared output), each `undefined`:
- * what an SDK class passes to Pulumi beside its arguments, so that each one is an Output on the resource, set or not.
- */
-export function outputPlaceholders(kind: KindName): Record<string, undefined> {
-  const { inputs, outputs } = kinds[kind];
-  return Object.fromEntries(
-    [...Object.keys(inputs.schema.shape), ...Object.keys(outputs.shape)].map((k) => [k, undefined]),
-  );
-}
-
-/**
- * The outputs a resource of `kind` always stores as secrets (the kind's `secretOutputs`): what an SDK class gives
- * Pulumi as `additionalSecretOutputs`.
- */
-export function secretOutputs(kind: KindName): string[] {
-  return [...(kinds[kind].secretOutputs ?? [])];
-}
-
-/**
- * The dynamic provider of one resource kind, as the SDK classes give it to Pulumi, which serializes it into the state
- * of every resource (twice: inputs and outputs). Where Pulumi's serializer can name it, it is the exports of the
- * kind's module `@cloudinfra/pulumi/dynamic/<kind>`, serialized as a `require` of that module (~260 bytes instead of
- * ~2.7 KB). The serializer names a module's exports when the module's path goes through node_modules and the
- * package's manifest resolves from @pulumi/pulumi's own location; otherwise (a linked or `file:` install, a layout
- * like pnpm's) it would write a path the package does not export, so an object that is no module's exports is given
- * instead, serialized by value (providerOf): the same provider, the larger text.
- */
-export function dynamicProvider(kind: KindName): pulumi.dynamic.ResourceProvider {
-  const file = kind.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase();
-  const module = requiredByName(`./dynamic-providers/${file}`, `@cloudinfra/pulumi/dynamic/${file}`);
-  return module === undefined ? providerOf(kind) : (require(module) as pulumi.dynamic.ResourceProvider);
-}
-
-/**
- * The path of the module `relative` when Pulumi's closure serializer would write its exports as `require(name)`;
- * undefined when it would not, or when Node cannot load it as it is (sources run through a TypeScript loader).
- */
-function requiredByName(relative: string, name: string): string | undefined {
-  try {
-    const file = require.resolve(relative);
-    const parts = path.relative(process.cwd(), file).split(path.sep);
-    const at = parts.indexOf("node_modules");
-    if (at < 0 || `${parts[at + 1]}/${parts[at + 2]}` !== "@cloudinfra/pulumi") return undefined;
-    const pulumiDir = path.dirname(require.resolve("@pulumi/pulumi/package.json"));
-    return require.resolve(name, { paths: [pulumiDir] }) === file ? file : undefined;
-  } catch {
-    return undefined;
-  }
-}

@@ -1,9 +1,29 @@
 // Written by `npm run sdk-gen` from provider/resources/api-key.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 
 const provider = dynamicProvider("ApiKey");
+
+/**
+ * Every input and output of an ApiKey, each `undefined`: passed to Pulumi beside the arguments, so that each one is
+ * an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  name: undefined,
+  roleId: undefined,
+  expiresInDays: undefined,
+  metadata: undefined,
+  enabled: undefined,
+  rotation: undefined,
+  renewBeforeDays: undefined,
+  key: undefined,
+  start: undefined,
+  status: undefined,
+  userId: undefined,
+  expiresAt: undefined,
+  createdAt: undefined,
+};
 
 /** The arguments of an {@link ApiKey}. */
 export interface ApiKeyArgs {
@@ -90,8 +110,8 @@ export class ApiKey extends pulumi.dynamic.Resource {
     super(
       provider,
       name,
-      { ...outputPlaceholders("ApiKey"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("ApiKey") }),
+      { ...outputPlaceholders, ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["key"] }),
       "cloudinfra",
       "ApiKey",
     );

@@ -1,7 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as api from "../provider/api";
-import { availableCombinations } from "../provider/resources/data";
-import { inProgram } from "./data-context";
+import { inProgram, providerModules } from "./data-context";
 
 // The types below are written out rather than re-exported from the zod contract: a program's declarations must not
 // reach zod's (which fail `tsc` without `skipLibCheck`/`esModuleInterop`, the settings of Pulumi's templates). The
@@ -132,6 +131,7 @@ export interface GetGpuInventoryResult {
 export async function getGpuInventory(args: GetGpuInventoryArgs = {}): Promise<GetGpuInventoryResult> {
   const query = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
   return inProgram("getGpuInventory", async (ctx) => {
+    const { availableCombinations } = await providerModules();
     const series = await ctx.api.gpuInventory({ query });
     return { series, available: availableCombinations(series) };
   });

@@ -1,10 +1,35 @@
 // Written by `npm run sdk-gen` from provider/resources/gpu-virtual-machine.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("GpuVirtualMachine");
+
+/**
+ * Every input and output of a GpuVirtualMachine, each `undefined`: passed to Pulumi beside the arguments, so that
+ * each one is an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  name: undefined,
+  datacenterId: undefined,
+  seriesId: undefined,
+  gpuCount: undefined,
+  teamId: undefined,
+  powerState: undefined,
+  imageName: undefined,
+  imageId: undefined,
+  shutdownBeforeDelete: undefined,
+  exposePrivateKey: undefined,
+  resetTrigger: undefined,
+  status: undefined,
+  publicIp: undefined,
+  jupyterLabUrl: undefined,
+  series: undefined,
+  datacenter: undefined,
+  sshPrivateKey: undefined,
+  createdAt: undefined,
+};
 
 /** The arguments of a GpuVirtualMachine other than its image (see {@link GpuVirtualMachineArgs}). */
 export interface GpuVirtualMachineBaseArgs {
@@ -142,8 +167,8 @@ export class GpuVirtualMachine extends pulumi.dynamic.Resource {
     super(
       provider,
       name,
-      { ...outputPlaceholders("GpuVirtualMachine"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("GpuVirtualMachine") }),
+      { ...outputPlaceholders, ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["sshPrivateKey"] }),
       "cloudinfra",
       "GpuVirtualMachine",
     );

@@ -7,8 +7,7 @@ import type { ResourceGroup } from "./resource-group";
 import type { User } from "./user";
 import type { VirtualMachine } from "./virtual-machine";
 import type { Volume } from "./volume";
-import { dataFunctions } from "../provider/resources/lookups";
-import { inProgram } from "./data-context";
+import { inProgram, providerModules } from "./data-context";
 
 // The read side: one resource by id or exact name, lists with the API's filters, and who the caller is. The calls run
 // in the program's process with its configuration (as getGpuInventory does); the plugin SDK offers the same functions
@@ -38,7 +37,7 @@ export interface EntityArgs {
 
 /** Validates the arguments as the plugin does (a failure names the argument and the fix), then calls the function. */
 async function call<T>(name: string, args: object): Promise<T> {
-  const fn = dataFunctions[name]!;
+  const fn = (await providerModules()).dataFunctions[name]!;
   const plain = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
   const parsed = fn.args.safeParse(plain);
   if (!parsed.success) {

@@ -1,9 +1,36 @@
 // Written by `npm run sdk-gen` from provider/resources/network.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 
 const provider = dynamicProvider("Network");
+
+/**
+ * Every input and output of a Network, each `undefined`: passed to Pulumi beside the arguments, so that each one is
+ * an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  name: undefined,
+  datacenterId: undefined,
+  networkType: undefined,
+  snatEnabled: undefined,
+  description: undefined,
+  cidrBlock: undefined,
+  dhcpServerEnabled: undefined,
+  dhcpStartAddress: undefined,
+  dhcpEndAddress: undefined,
+  defaultRouteEnabled: undefined,
+  defaultRoute: undefined,
+  serveDNSServersEnabled: undefined,
+  dnsServers: undefined,
+  adopt: undefined,
+  datacenterName: undefined,
+  status: undefined,
+  gateway: undefined,
+  allocationPools: undefined,
+  createdAt: undefined,
+  updatedAt: undefined,
+};
 
 /** The arguments of a {@link Network}. */
 export interface NetworkArgs {
@@ -94,13 +121,6 @@ export class Network extends pulumi.dynamic.Resource {
   declare readonly updatedAt: pulumi.Output<string>;
 
   constructor(name: string, args: NetworkArgs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      provider,
-      name,
-      { ...outputPlaceholders("Network"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("Network") }),
-      "cloudinfra",
-      "Network",
-    );
+    super(provider, name, { ...outputPlaceholders, ...args }, opts, "cloudinfra", "Network");
   }
 }

@@ -1,10 +1,19 @@
 // Written by `npm run sdk-gen` from provider/resources/resource-group-member.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("ResourceGroupMember");
+
+/**
+ * Every input and output of a ResourceGroupMember, each `undefined`: passed to Pulumi beside the arguments, so that
+ * each one is an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  teamId: undefined,
+  userId: undefined,
+};
 
 /** The arguments of a {@link ResourceGroupMember}. */
 export interface ResourceGroupMemberArgs {
@@ -32,13 +41,6 @@ export class ResourceGroupMember extends pulumi.dynamic.Resource {
   declare readonly userId: pulumi.Output<string>;
 
   constructor(name: string, args: ResourceGroupMemberArgs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      provider,
-      name,
-      { ...outputPlaceholders("ResourceGroupMember"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("ResourceGroupMember") }),
-      "cloudinfra",
-      "ResourceGroupMember",
-    );
+    super(provider, name, { ...outputPlaceholders, ...args }, opts, "cloudinfra", "ResourceGroupMember");
   }
 }

@@ -1,9 +1,23 @@
 // Written by `npm run sdk-gen` from provider/resources/resource-group.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 
 const provider = dynamicProvider("ResourceGroup");
+
+/**
+ * Every input and output of a ResourceGroup, each `undefined`: passed to Pulumi beside the arguments, so that each
+ * one is an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  name: undefined,
+  parentTeamId: undefined,
+  members: undefined,
+  adopt: undefined,
+  teamId: undefined,
+  entityId: undefined,
+  createdAt: undefined,
+};
 
 /**
  * A reference to a resource group, the one type every `teamId`, `teamIds` and `parentTeamId` input takes: the integer
@@ -57,13 +71,6 @@ export class ResourceGroup extends pulumi.dynamic.Resource {
   declare readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: ResourceGroupArgs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      provider,
-      name,
-      { ...outputPlaceholders("ResourceGroup"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("ResourceGroup") }),
-      "cloudinfra",
-      "ResourceGroup",
-    );
+    super(provider, name, { ...outputPlaceholders, ...args }, opts, "cloudinfra", "ResourceGroup");
   }
 }

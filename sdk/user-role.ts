@@ -1,9 +1,18 @@
 // Written by `npm run sdk-gen` from provider/resources/user-role.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 
 const provider = dynamicProvider("UserRole");
+
+/**
+ * Every input and output of a UserRole, each `undefined`: passed to Pulumi beside the arguments, so that each one is
+ * an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  userId: undefined,
+  roleName: undefined,
+};
 
 /** The arguments of a {@link UserRole}. */
 export interface UserRoleArgs {
@@ -26,13 +35,6 @@ export class UserRole extends pulumi.dynamic.Resource {
   declare readonly roleName: pulumi.Output<"tenant-admin" | "tenant-user" | "vm-operator">;
 
   constructor(name: string, args: UserRoleArgs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      provider,
-      name,
-      { ...outputPlaceholders("UserRole"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("UserRole") }),
-      "cloudinfra",
-      "UserRole",
-    );
+    super(provider, name, { ...outputPlaceholders, ...args }, opts, "cloudinfra", "UserRole");
   }
 }

@@ -1,10 +1,33 @@
 // Written by `npm run sdk-gen` from provider/resources/user.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("User");
+
+/**
+ * Every input and output of a User, each `undefined`: passed to Pulumi beside the arguments, so that each one is an
+ * Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  email: undefined,
+  action: undefined,
+  password: undefined,
+  firstName: undefined,
+  lastName: undefined,
+  roleNames: undefined,
+  teamIds: undefined,
+  entityId: undefined,
+  adopt: undefined,
+  resendInviteTrigger: undefined,
+  name: undefined,
+  roles: undefined,
+  inviteStatus: undefined,
+  twoFactorEnabled: undefined,
+  createdAt: undefined,
+  updatedAt: undefined,
+};
 
 /** The arguments of a {@link User}. */
 export interface UserArgs {
@@ -106,7 +129,7 @@ export class User extends pulumi.dynamic.Resource {
   constructor(name: string, args: UserArgs, opts?: pulumi.CustomResourceOptions) {
     // Its secret inputs are secrets wherever they are stored, even when the program passes them in clear.
     const inputs = {
-      ...outputPlaceholders("User"),
+      ...outputPlaceholders,
       ...args,
       password: args.password === undefined ? undefined : pulumi.secret(args.password),
     };
@@ -114,7 +137,7 @@ export class User extends pulumi.dynamic.Resource {
       provider,
       name,
       inputs,
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("User") }),
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["password"] }),
       "cloudinfra",
       "User",
     );

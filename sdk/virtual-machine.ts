@@ -1,10 +1,49 @@
 // Written by `npm run sdk-gen` from provider/resources/virtual-machine.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("VirtualMachine");
+
+/**
+ * Every input and output of a VirtualMachine, each `undefined`: passed to Pulumi beside the arguments, so that each
+ * one is an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  name: undefined,
+  datacenterId: undefined,
+  imageId: undefined,
+  configurationId: undefined,
+  teamId: undefined,
+  powerState: undefined,
+  allocatePublicIp: undefined,
+  networkInterfaces: undefined,
+  sshKeyIds: undefined,
+  allowReplaceOnShrink: undefined,
+  adoptId: undefined,
+  shutdownBeforeDelete: undefined,
+  exposePrivateKey: undefined,
+  resetTrigger: undefined,
+  rescue: undefined,
+  datacenterName: undefined,
+  imageName: undefined,
+  configurationName: undefined,
+  configurationCategoryCode: undefined,
+  cpu: undefined,
+  ram: undefined,
+  disk: undefined,
+  status: undefined,
+  consoleEnabled: undefined,
+  networkHotplug: undefined,
+  privateIp: undefined,
+  publicIp: undefined,
+  sshPrivateKey: undefined,
+  createdAt: undefined,
+  updatedAt: undefined,
+  rescued: undefined,
+  rescueImage: undefined,
+};
 
 /** One network interface of a VM. */
 export interface VirtualMachineNetworkInterfaceArgs {
@@ -210,8 +249,8 @@ export class VirtualMachine extends pulumi.dynamic.Resource {
     super(
       provider,
       name,
-      { ...outputPlaceholders("VirtualMachine"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("VirtualMachine") }),
+      { ...outputPlaceholders, ...args },
+      pulumi.mergeOptions(opts, { additionalSecretOutputs: ["sshPrivateKey"] }),
       "cloudinfra",
       "VirtualMachine",
     );

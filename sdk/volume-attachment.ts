@@ -1,9 +1,21 @@
 // Written by `npm run sdk-gen` from provider/resources/volume-attachment.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 
 const provider = dynamicProvider("VolumeAttachment");
+
+/**
+ * Every input and output of a VolumeAttachment, each `undefined`: passed to Pulumi beside the arguments, so that each
+ * one is an Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  volumeId: undefined,
+  virtualMachineId: undefined,
+  datacenterId: undefined,
+  datacenterName: undefined,
+  status: undefined,
+};
 
 /** The arguments of a {@link VolumeAttachment}. */
 export interface VolumeAttachmentArgs {
@@ -36,13 +48,6 @@ export class VolumeAttachment extends pulumi.dynamic.Resource {
   declare readonly status: pulumi.Output<string>;
 
   constructor(name: string, args: VolumeAttachmentArgs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      provider,
-      name,
-      { ...outputPlaceholders("VolumeAttachment"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("VolumeAttachment") }),
-      "cloudinfra",
-      "VolumeAttachment",
-    );
+    super(provider, name, { ...outputPlaceholders, ...args }, opts, "cloudinfra", "VolumeAttachment");
   }
 }

@@ -1,10 +1,28 @@
 // Written by `npm run sdk-gen` from provider/resources/volume.ts: never edit it by hand.
 
 import * as pulumi from "@pulumi/pulumi";
-import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";
+import { dynamicProvider } from "../provider/dynamic-providers/of-kind";
 import type { ResourceGroupRef } from "./resource-group";
 
 const provider = dynamicProvider("Volume");
+
+/**
+ * Every input and output of a Volume, each `undefined`: passed to Pulumi beside the arguments, so that each one is an
+ * Output on the resource, set or not.
+ */
+const outputPlaceholders = {
+  name: undefined,
+  datacenterId: undefined,
+  volumeTypeId: undefined,
+  volumeSizeId: undefined,
+  sizeGb: undefined,
+  teamId: undefined,
+  adopt: undefined,
+  datacenterName: undefined,
+  volumeTypeName: undefined,
+  failed: undefined,
+  createdAt: undefined,
+};
 
 /** The arguments of a {@link Volume}. */
 export interface VolumeArgs {
@@ -76,13 +94,6 @@ export class Volume extends pulumi.dynamic.Resource {
   declare readonly createdAt: pulumi.Output<string>;
 
   constructor(name: string, args: VolumeArgs, opts?: pulumi.CustomResourceOptions) {
-    super(
-      provider,
-      name,
-      { ...outputPlaceholders("Volume"), ...args },
-      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("Volume") }),
-      "cloudinfra",
-      "Volume",
-    );
+    super(provider, name, { ...outputPlaceholders, ...args }, opts, "cloudinfra", "Volume");
   }
 }

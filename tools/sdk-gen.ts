@@ -344,17 +344,24 @@ function kindText(kind: ResourceKind, file: SdkFile): string {
     const secret = `pulumi.secret(args.${key})`;
     return `      ${key}: ${optional ? `args.${key} === undefined ? undefined : ${secret}` : secret},`;
   });
-  const props = secretInputs.length === 0 ? `{ ...outputPlaceholders("${name}"), ...args }` : "inputs";
+  const props = secretInputs.length === 0 ? "{ ...outputPlaceholders, ...args }" : "inputs";
+  // Literal lists, as the plugin SDK's classes have theirs: a class loads nothing of the provider to know them.
+  const placeholders = [...new Set([...Object.keys(schema.shape), ...Object.keys(kind.outputs.shape)])];
+  const secretOutputs = kind.secretOutputs ?? [];
+  const options =
+    secretOutputs.length === 0
+      ? "opts"
+      : `pulumi.mergeOptions(opts, { additionalSecretOutputs: ${JSON.stringify(secretOutputs)} })`;
   const constructor = [
     `  constructor(name: string, args: ${name}Args, opts?: pulumi.CustomResourceOptions) {`,
     ...(secretInputs.length === 0
       ? []
       : [
           "    // Its secret inputs are secrets wherever they are stored, even when the program passes them in clear.",
-          `    const inputs = {\n      ...outputPlaceholders("${name}"),\n      ...args,\n${secretInputs.join("\n")}\n    };`,
+          `    const inputs = {\n      ...outputPlaceholders,\n      ...args,\n${secretInputs.join("\n")}\n    };`,
         ]),
     `    super(\n      provider,\n      name,\n      ${props},`,
-    `      pulumi.mergeOptions(opts, { additionalSecretOutputs: secretOutputs("${name}") }),`,
+    `      ${options},`,
     `      "cloudinfra",\n      "${name}",\n    );\n  }`,
   ].join("\n");
 
@@ -364,10 +371,14 @@ function kindText(kind: ResourceKind, file: SdkFile): string {
     header(`provider/resources/${sdkFile(name)}`),
     [
       'import * as pulumi from "@pulumi/pulumi";',
-      'import { dynamicProvider, outputPlaceholders, secretOutputs } from "../provider/dynamic";',
+      'import { dynamicProvider } from "../provider/dynamic-providers/of-kind";',
       ...file.importLines(),
     ].join("\n"),
     `const provider = dynamicProvider("${name}");`,
+    `${jsDocComment(
+      `Every input and output of ${article(name)} ${name}, each \`undefined\`: passed to Pulumi beside the arguments, so that each one is an Output on the resource, set or not.`,
+      0,
+    )}\nconst outputPlaceholders = {\n${placeholders.map((key) => `  ${propertyName(key)}: undefined,`).join("\n")}\n};`,
     ...file.declarations.values(),
     ...args,
     resource,
@@ -433,7 +444,7 @@ export type LookupOptions = pulumi.InvokeOptions;`;
 
 const lookupsCall = `/** Validates the arguments as the plugin does (a failure names the argument and the fix), then calls the function. */
 async function call<T>(name: string, args: object): Promise<T> {
-  const fn = dataFunctions[name]!;
+  const fn = (await providerModules()).dataFunctions[name]!;
   const plain = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
   const parsed = fn.args.safeParse(plain);
   if (!parsed.success) {
@@ -573,8 +584,7 @@ function lookupsSource(
     [
       'import * as pulumi from "@pulumi/pulumi";',
       ...file.importLines(),
-      'import { dataFunctions } from "../provider/resources/lookups";',
-      'import { inProgram } from "./data-context";',
+      'import { inProgram, providerModules } from "./data-context";',
     ].join("\n"),
     lookupsPreamble,
     ...entityArgs,

@@ -1,4 +1,4 @@
-// The ResourceGroupMember provider as this module's exports: see ../dynamic.ts, dynamicProvider.
+// The ResourceGroupMember provider as this module's exports: see ./of-kind.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
 module.exports = providerOf("ResourceGroupMember");

@@ -1,4 +1,4 @@
-// The User provider as this module's exports: see ../dynamic.ts, dynamicProvider.
+// The User provider as this module's exports: see ./of-kind.ts, dynamicProvider.
 import { providerOf } from "./provider";
 
 module.exports = providerOf("User");

@@ -40,7 +40,7 @@ export interface ResourceKind {
   readonly secretInputs?: readonly string[];
   /**
    * Outputs (an input's or one beyond the inputs) always stored as secrets: the dynamic SDK's classes mark them
-   * (`additionalSecretOutputs`, provider/dynamic.ts `secretOutputs`), the schema declares them `secret`. Each kind
+   * (`additionalSecretOutputs`, written into them by tools/sdk-gen.ts), the schema declares them `secret`. Each kind
    * types its list with {@link OutputName}.
    */
   readonly secretOutputs?: readonly string[];
