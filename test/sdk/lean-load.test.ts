@@ -16,7 +16,10 @@ const [fra] = stack.datacenters;
 /** The program: loads the SDK, lists the repository's modules loaded, calls two data functions, lists them again. */
 const program = `
 const loaded = () => Object.keys(require.cache)
-  .filter((file) => file.startsWith(${JSON.stringify(root + path.sep)}) || /[\\\\/]node_modules[\\\\/](zod|undici)[\\\\/]/.test(file))
+  // The repository's own modules, and zod or undici wherever they are installed.
+  .filter((file) => /[\\\\/]node_modules[\\\\/]/.test(file)
+    ? /[\\\\/]node_modules[\\\\/](zod|undici)[\\\\/]/.test(file)
+    : file.startsWith(${JSON.stringify(root + path.sep)}))
   .map((file) => path.relative(${JSON.stringify(root)}, file).split(path.sep).join("/"));
 const path = require("node:path");
 require("@pulumi/pulumi");
