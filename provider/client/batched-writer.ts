@@ -1,5 +1,5 @@
 import { ApiError } from "./errors";
-import { CallerOperations, Gatherer, type GatherOptions } from "./gather";
+import { Gatherer, type GatherOptions } from "./gather";
 
 /** How pairs are gathered into a batch (see {@link Gatherer}), and how a batch is sent. */
 export interface BatchedPairWriterOptions extends GatherOptions {
@@ -131,7 +131,7 @@ export class BatchedPairWriter<L extends Key, R extends Key> {
       stretch: 3,
       maxGatherMs: 20_000,
       ...options,
-      operations: options.operations ?? new CallerOperations(),
+      operations: options.operations ?? null,
     });
   }
 

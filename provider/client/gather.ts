@@ -51,15 +51,20 @@ export interface GatherOptions {
   /**
    * The caller's operations: while all of them are in progress, a batch is sent as soon as the current turn of the
    * event loop has added what it adds (what one job poll completed), instead of after `gatherMs`. Default
-   * {@link callerOperations}.
+   * {@link callerOperations}; `null`: never sent early for that (the items come from only some of the operations, so
+   * all of them being in progress says nothing about what is still to come).
    */
-  operations?: CallerOperations;
+  operations?: CallerOperations | null;
 }
 
 /**
  * Gathers the items that arrive together (the engine sends up to `--parallel` operations at once; one job poll
  * completes several) into batches: a batch is sent once none has arrived for `gatherMs`, at most `maxGatherMs` after
  * its first, or at once when the caller cannot send more (see {@link CallerOperations.full}).
+ *
+ * Items can also be announced ahead ({@link expect}, by key): a batch holding an announced item is sent at once (with
+ * what the current turn of the event loop adds) as soon as no announced item is still to come, since the ones
+ * announced are all it waits for; until then, and for batches of unannounced items only, the rules above apply.
  */
 export class Gatherer<T> {
   private pending: T[] = [];
@@ -69,10 +74,15 @@ export class Gatherer<T> {
   private lastAt = 0;
   /** The longest gap between two arrivals of the current trickle. */
   private longestGap = 0;
+  /** Announced items not yet arrived nor withdrawn: how many of each key. */
+  private readonly expected = new Map<string, number>();
+  private expectedCount = 0;
+  /** Whether the pending batch holds an announced item. */
+  private announcedPending = false;
   private readonly gatherMs: number;
   private readonly stretch: number;
   private readonly maxGatherMs: number;
-  private readonly operations: CallerOperations;
+  private readonly operations: CallerOperations | null;
 
   constructor(
     private readonly send: (batch: T[]) => void,
@@ -81,31 +91,71 @@ export class Gatherer<T> {
     this.gatherMs = options.gatherMs ?? 100;
     this.maxGatherMs = options.maxGatherMs ?? 1000;
     this.stretch = options.stretch ?? 0;
-    this.operations = options.operations ?? callerOperations;
+    this.operations = options.operations === undefined ? callerOperations : options.operations;
   }
 
-  add(item: T): void {
+  /**
+   * Announces that an item of `key` will be added soon ({@link add} with the same key takes the announcement). The
+   * returned function withdraws the announcement when the item will not come after all (an error on the way); it does
+   * nothing once the item arrived, or the second time.
+   */
+  expect(key: string): () => void {
+    this.expected.set(key, (this.expected.get(key) ?? 0) + 1);
+    this.expectedCount++;
+    let open = true;
+    return () => {
+      if (!open) return;
+      open = false;
+      if (this.consume(key)) this.schedule(false);
+    };
+  }
+
+  /** Adds an item to the batch being gathered; with a `key`, one announcement of that key (if any) has arrived. */
+  add(item: T, key?: string): void {
     const now = Date.now();
     if (this.pending.length === 0) this.firstAt = now;
     const gap = now - this.lastAt;
     this.longestGap = gap > TRICKLE_GAP_MS ? 0 : Math.max(this.longestGap, gap);
     this.lastAt = now;
+    if (key !== undefined && this.consume(key)) this.announcedPending = true;
     this.pending.push(item);
-    if (this.immediate) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.operations.full) {
+    this.schedule(true);
+  }
+
+  /** Takes one announcement of `key` off, when there is one. */
+  private consume(key: string): boolean {
+    const count = this.expected.get(key);
+    if (count === undefined) return false;
+    if (count <= 1) this.expected.delete(key);
+    else this.expected.set(key, count - 1);
+    this.expectedCount--;
+    return true;
+  }
+
+  /**
+   * Sets when the pending batch is sent: at once when nothing more is awaited for it, else after the pause (restarted
+   * by each arrival; a withdrawn announcement leaves the pause of the last arrival running).
+   */
+  private schedule(arrived: boolean): void {
+    if (this.pending.length === 0 || this.immediate) return;
+    const complete = this.announcedPending && this.expectedCount === 0;
+    if (complete || (arrived && this.operations?.full === true)) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
       this.immediate = setImmediate(() => this.flush());
       return;
     }
+    if (!arrived) return;
+    if (this.timer) clearTimeout(this.timer);
     const pause = Math.max(this.gatherMs, this.stretch * this.longestGap);
-    const delay = Math.max(0, Math.min(pause, this.firstAt + this.maxGatherMs - now));
+    const delay = Math.max(0, Math.min(pause, this.firstAt + this.maxGatherMs - this.lastAt));
     this.timer = setTimeout(() => this.flush(), delay);
   }
 
   private flush(): void {
     this.timer = null;
     this.immediate = null;
+    this.announcedPending = false;
     const batch = this.pending;
     this.pending = [];
     this.send(batch);

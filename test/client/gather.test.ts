@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CallerOperations, Gatherer } from "../../provider/client/gather";
+import { CallerOperations, callerOperations, Gatherer } from "../../provider/client/gather";
 
 /** Resolves when `promise` has settled or `ms` have passed, whichever comes first: true if it settled. */
 const settlesWithin = (promise: Promise<unknown>, ms: number) =>
@@ -140,5 +140,112 @@ describe("Gatherer", () => {
     while (batches.length < 3 && Date.now() - lone < 1000) await sleep(10);
     expect(batches).toEqual([[1], [2], [3]]);
     expect(Date.now() - lone).toBeLessThan(400);
+  });
+});
+
+describe("Gatherer with announced items (expect)", () => {
+  /** A gatherer that records its batches, with a 2 s pause: a batch sent early is plain to see. */
+  function announcing(options: { gatherMs?: number; maxGatherMs?: number } = {}) {
+    const batches: string[][] = [];
+    const gatherer = new Gatherer<string>((batch) => batches.push(batch), {
+      gatherMs: 2000,
+      maxGatherMs: 5000,
+      operations: null,
+      ...options,
+    });
+    /** Resolves when `count` batches have been sent (true), or after `ms` (false). */
+    const sent = async (count: number, ms: number) => {
+      const started = Date.now();
+      while (batches.length < count && Date.now() - started < ms) await new Promise((r) => setTimeout(r, 5));
+      return batches.length >= count;
+    };
+    return { gatherer, batches, sent };
+  }
+
+  it("a batch of announced items is sent at once when the last announced one arrives, with what that turn adds", async () => {
+    const { gatherer, batches, sent } = announcing();
+    gatherer.expect("a");
+    gatherer.expect("b");
+    gatherer.expect("b"); // announced twice: both must arrive
+    gatherer.add("a1", "a");
+    gatherer.add("b1", "b");
+    expect(await sent(1, 300)).toBe(false);
+    gatherer.add("b2", "b");
+    gatherer.add("x"); // unannounced, in the same turn: it goes with them
+    expect(await sent(1, 200)).toBe(true);
+    expect(batches).toEqual([["a1", "b1", "b2", "x"]]);
+  });
+
+  it("a withdrawn announcement releases the batch; withdrawing after the arrival, or twice, changes nothing", async () => {
+    const { gatherer, batches, sent } = announcing();
+    const withdrawA = gatherer.expect("a");
+    const withdrawB = gatherer.expect("b");
+    const withdrawC = gatherer.expect("c");
+    withdrawC(); // before anything arrived: no empty batch
+    gatherer.add("a1", "a");
+    expect(await sent(1, 300)).toBe(false);
+    withdrawB();
+    expect(await sent(1, 200)).toBe(true);
+    expect(batches).toEqual([["a1"]]);
+
+    // Withdrawing "a" (arrived) and "b" again does not take off the next announcement of either key.
+    withdrawA();
+    withdrawB();
+    gatherer.expect("a");
+    gatherer.expect("b");
+    gatherer.add("a2", "a");
+    expect(await sent(2, 300)).toBe(false);
+    gatherer.add("b2", "b");
+    expect(await sent(2, 200)).toBe(true);
+    expect(batches).toEqual([["a1"], ["a2", "b2"]]);
+  });
+
+  it("an unannounced item waits gatherMs, announcements outstanding or not; an unknown key counts as unannounced", async () => {
+    const { gatherer, batches, sent } = announcing({ gatherMs: 400 });
+    gatherer.add("x", "never-announced");
+    expect(await sent(1, 200)).toBe(false);
+    expect(await sent(1, 1000)).toBe(true);
+
+    // While "a" is announced, an unannounced item is not held for it: the pause alone sends it.
+    gatherer.expect("a");
+    gatherer.add("y");
+    expect(await sent(2, 200)).toBe(false);
+    expect(await sent(2, 1000)).toBe(true);
+    expect(batches).toEqual([["x"], ["y"]]);
+  });
+
+  it("a batch whose announced items are not all in is sent at maxGatherMs after its first item at the latest", async () => {
+    const { gatherer, batches } = announcing({ gatherMs: 250, maxGatherMs: 600 });
+    gatherer.expect("a");
+    gatherer.expect("late"); // never arrives, never withdrawn
+    gatherer.add("a0", "a");
+    // Arrivals every 50 ms keep restarting the 250 ms pause, and "late" is still awaited: only maxGatherMs ends the
+    // batch (without it, none would be sent in these 3 s).
+    const started = Date.now();
+    for (let i = 1; batches.length === 0 && Date.now() - started < 3000; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      gatherer.add(`x${i}`);
+    }
+    expect(batches.length).toBe(1);
+    expect(batches[0]![0]).toBe("a0");
+    expect(batches[0]!.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it("operations: null turns the full rule off: items wait for the pause while the caller's operations are all in progress", async () => {
+    // The process's own operations (the default), seen three at once and running three again: full.
+    await hold(callerOperations, 3)();
+    const release = hold(callerOperations, 3);
+    expect(callerOperations.full).toBe(true);
+    try {
+      const byDefault: number[][] = [];
+      new Gatherer<number>((batch) => byDefault.push(batch), { gatherMs: 2000, maxGatherMs: 5000 }).add(1);
+      const { gatherer, batches, sent } = announcing();
+      gatherer.add("x");
+      expect(await sent(1, 300)).toBe(false);
+      expect(batches).toEqual([]);
+      expect(byDefault).toEqual([[1]]);
+    } finally {
+      await release();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { VmDetail } from "../../api";
-import type { CloudClient } from "../../client";
+import { Gatherer, type CloudClient } from "../../client";
 
 /** A VM's primary addresses, as its list item reports them (the spec documents them there, not on the detail). */
 export interface Addresses {
@@ -48,31 +48,27 @@ interface Wanted {
  */
 export class AddressReader {
   readonly stats: AddressReadStats = { batches: 0, pages: 0, searches: 0, reads: 0 };
-  private pending: Wanted[] = [];
-  /** Announced reads not yet arrived, by VM id. */
-  private readonly expected = new Map<string, number>();
-  private expectedCount = 0;
-  /** Whether the pending batch holds an announced read. */
-  private announcedPending = false;
-  private timer: NodeJS.Timeout | null = null;
-  private immediate: NodeJS.Immediate | null = null;
-  private firstAt = 0;
+  /** Gathers the reads into batches, each keyed by its VM's id (the key {@link expect} announces). */
+  private readonly gatherer: Gatherer<Wanted>;
   /**
    * The oldest `createdAt` (ms) seen on page 1 when it was last read full: a VM created before it is on a later page
    * (VMs made since only push it further down), so page 1 is not read for it.
    */
   private horizon: number | undefined;
-  private readonly gatherMs: number;
-  private readonly maxGatherMs: number;
   private readonly pageSize: number;
 
   constructor(
     private readonly api: CloudClient,
     options: AddressReaderOptions = {},
   ) {
-    this.gatherMs = options.gatherMs ?? 50;
-    this.maxGatherMs = options.maxGatherMs ?? 500;
     this.pageSize = Math.min(100, Math.max(1, options.pageSize ?? 100));
+    // Not the caller's operations: address reads come from only some of them (creates and updates of VMs whose detail
+    // lacks the addresses), so all of them in progress would send each read alone; the announcements say instead.
+    this.gatherer = new Gatherer((batch) => void this.send(batch), {
+      gatherMs: options.gatherMs ?? 50,
+      maxGatherMs: options.maxGatherMs ?? 500,
+      operations: null,
+    });
   }
 
   /**
@@ -81,59 +77,12 @@ export class AddressReader {
    * the read arrived.
    */
   expect(id: string): () => void {
-    this.expected.set(id, (this.expected.get(id) ?? 0) + 1);
-    this.expectedCount++;
-    let open = true;
-    return () => {
-      if (!open) return;
-      open = false;
-      if (this.consume(id)) this.schedule();
-    };
+    return this.gatherer.expect(id);
   }
 
   /** The VM's addresses, or undefined when the API reports them nowhere (the VM left the list meanwhile). */
   read(vm: Vm): Promise<Addresses | undefined> {
-    return new Promise<Addresses | undefined>((resolve, reject) => {
-      if (this.consume(vm.id)) this.announcedPending = true;
-      if (this.pending.length === 0) this.firstAt = Date.now();
-      this.pending.push({ vm, resolve, reject });
-      this.schedule(true);
-    });
-  }
-
-  /** Takes one announcement of `id` off, when there is one. */
-  private consume(id: string): boolean {
-    const count = this.expected.get(id);
-    if (count === undefined) return false;
-    if (count <= 1) this.expected.delete(id);
-    else this.expected.set(id, count - 1);
-    this.expectedCount--;
-    return true;
-  }
-
-  private schedule(arrived = false): void {
-    if (this.pending.length === 0 || this.immediate) return;
-    if (this.announcedPending && this.expectedCount === 0) {
-      // Every announced read is here: send once this turn of the event loop has added what it adds.
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = null;
-      this.immediate = setImmediate(() => this.flush());
-      return;
-    }
-    if (!arrived && this.timer) return;
-    if (this.timer) clearTimeout(this.timer);
-    const delay = Math.max(0, Math.min(this.gatherMs, this.firstAt + this.maxGatherMs - Date.now()));
-    this.timer = setTimeout(() => this.flush(), delay);
-  }
-
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.immediate = null;
-    const batch = this.pending;
-    this.pending = [];
-    this.announcedPending = false;
-    if (batch.length > 0) void this.send(batch);
+    return new Promise<Addresses | undefined>((resolve, reject) => this.gatherer.add({ vm, resolve, reject }, vm.id));
   }
 
   private async send(batch: Wanted[]): Promise<void> {
