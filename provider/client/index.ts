@@ -53,6 +53,7 @@ export {
 export {
   Pacer,
   RateBudget,
+  budgetBinds,
   strictlyLimitedRoutes,
   type BudgetSnapshot,
   type PacingOptions,

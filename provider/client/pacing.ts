@@ -58,6 +58,20 @@ export interface BudgetSnapshot {
   pausedUntil: number;
 }
 
+/** The share of a window's limit below which what is left counts as nearly spent (see {@link budgetBinds}). */
+const NEARLY_SPENT = 0.1;
+
+/**
+ * Whether the budget binds now: requests wait for it, or the window's figures show it nearly spent, by this process or
+ * others of the same pool (what is left, less ours in flight, is at most a tenth of the limit, or 2). A request that
+ * can wait (a job poll) is then better put off: it would take the place of one that cannot.
+ */
+export function budgetBinds(budget: BudgetSnapshot, now: number): boolean {
+  if (budget.queued > 0) return true;
+  if (budget.state !== "known" || budget.limit === null || now >= budget.resetAt) return false;
+  return budget.remaining - budget.inFlight <= Math.max(2, Math.ceil(budget.limit * NEARLY_SPENT));
+}
+
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -88,6 +102,11 @@ export class RateBudget {
   private inFlight = 0;
   /** Responses of the current window that carried its figures: our own share of what the server counted. */
   private answered = 0;
+  /**
+   * What the server had counted in the current window before our first answer in it, not ours: others' requests from
+   * before this process joined the window (a CI job starting while others deploy).
+   */
+  private before = 0;
   private readonly slowStart: boolean;
   private pausedUntil = 0;
   private readonly queue: Waiter[] = [];
@@ -199,6 +218,8 @@ export class RateBudget {
       this.remaining = remaining;
       this.resetAt = Math.min(resetAt, now + this.maxWaitMs);
       this.answered = 1;
+      // Counted before it: the answered request, and ours still in flight (perhaps counted already: the least `before`).
+      this.before = Math.max(0, limit - remaining - 1 - this.inFlight);
     } else if (resetAt === this.resetAt) {
       // Responses of one window arrive out of order: the lowest remaining is the most recent.
       this.remaining = Math.min(this.remaining, remaining);
@@ -244,14 +265,21 @@ export class RateBudget {
     const room = Math.floor(this.remaining * share) - Math.ceil(this.inFlight / share);
     if (!this.slowStart) return room;
     const ramp = Math.max(this.initialConcurrency, this.answered) - this.inFlight;
-    // Shared: at most half of our part in flight, the other half waits for fresher figures.
-    const half = share < 1 ? Math.floor((this.remaining * share) / 2) - this.inFlight : room;
+    // Shared (others spend now, or spent before we joined): at most half of our part in flight, the other half waits
+    // for fresher figures.
+    const half =
+      share < 1 || this.before > 0 ? Math.floor((this.remaining * share) / 2) - this.inFlight : room;
     return Math.min(room, ramp, half);
   }
 
-  /** Our part of what the server counted in this window, given `ours` requests of ours (1 when nobody else spent). */
+  /**
+   * Our part of what the server counted in this window since we joined it, given `ours` requests of ours (1 when
+   * nobody else spent meanwhile). What others spent before we joined is left out: it says how much is left, not how
+   * fast they spend now. Counted from the window's start instead, a process starting late in a busy window would get
+   * a part near 0 and wait for the next window before its second request, whatever was left.
+   */
   private share(ours: number): number {
-    const used = (this.limit ?? 0) - this.remaining;
+    const used = (this.limit ?? 0) - this.remaining - this.before;
     return used <= ours ? 1 : ours / used;
   }
 

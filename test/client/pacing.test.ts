@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { describe, expect, it } from "vitest";
-import { Pacer, RateBudget, type Permit } from "../../provider/client";
+import { budgetBinds, Pacer, RateBudget, type BudgetSnapshot, type Permit } from "../../provider/client";
 import { clientHarness, sleep } from "./helpers";
 
 /** Headers as the API sends them, for a window ending `resetInMs` from now. */
@@ -112,6 +112,48 @@ describe("RateBudget (unit)", () => {
     await expect(closed).rejects.toThrow(/closed/);
   });
 
+  it("joining a window others have mostly spent, sends from what is left at once; its part shrinks as they go on", async () => {
+    const now = 1_000_000_000_000;
+    const budget = new RateBudget({ initialConcurrency: 4, jitterMs: 0, now: () => now });
+    const { granted } = grantTracker(budget, 12);
+    await settle();
+    expect(granted).toHaveLength(4);
+    // The first answer: 40 left of 100, of which this process spent one (the others 59, before it joined). Counted
+    // from the window's start its part would be 1/60 of what is left (nothing: it would wait for the next window).
+    granted[0].done(limitHeaders(100, 40, now + 60_000), 200);
+    await settle();
+    expect(granted).toHaveLength(5);
+    // The next answer: the others spent 26 more meanwhile. Its part since it joined is now 5 (answered or in flight) of
+    // 31: of the 13 left that is 2, and 3 of its requests are already in flight: none more now.
+    granted[1].done(limitHeaders(100, 13, now + 60_000), 200);
+    await settle();
+    expect(granted).toHaveLength(5);
+    expect(budget.snapshot()).toMatchObject({ remaining: 13, inFlight: 3, queued: 7 });
+  });
+
+  it("says the budget binds when requests wait, or the window is nearly spent (ours in flight counted)", () => {
+    const now = 1_000_000_000_000;
+    const known: BudgetSnapshot = {
+      state: "known",
+      limit: 100,
+      remaining: 30,
+      resetAt: now + 10_000,
+      inFlight: 0,
+      queued: 0,
+      pausedUntil: 0,
+    };
+    expect(budgetBinds(known, now)).toBe(false);
+    expect(budgetBinds({ ...known, queued: 1 }, now)).toBe(true);
+    expect(budgetBinds({ ...known, remaining: 10 }, now)).toBe(true);
+    expect(budgetBinds({ ...known, inFlight: 21 }, now)).toBe(true);
+    expect(budgetBinds({ ...known, remaining: 11 }, now)).toBe(false);
+    // A small limit: 2 left still binds.
+    expect(budgetBinds({ ...known, limit: 5, remaining: 2 }, now)).toBe(true);
+    // The window has ended (its figures are stale), or none are known: only waiting requests say so.
+    expect(budgetBinds({ ...known, remaining: 0 }, now + 10_000)).toBe(false);
+    expect(budgetBinds({ ...known, state: "unknown", remaining: 0 }, now)).toBe(false);
+  });
+
   it("keeps the stricter per-route limits in budgets of their own", () => {
     const pacer = new Pacer();
     expect(pacer.budgetFor("getVm")).toBe(pacer.budgetFor("listVms"));
@@ -167,6 +209,21 @@ describe("pacing against the emulator's rate limit", () => {
     // seen on one loaded by two other test runs (the processes read the figures later, so they collide more often).
     expect((await h.requestLog({ route: "me", status: "429" })).length).toBeLessThanOrEqual(12);
   });
+
+  it("a process starting while another has spent most of the window sends at once from what is left, with no 429", async () => {
+    // A window of 60 s: waiting for the next one would take far longer than the 10 s allowed below.
+    const h = await clientHarness({ rateLimit: 100, rateLimitWindowMs: 60_000 });
+    const busy = h.client({ pacing: new Pacer() });
+    await Promise.all(Array.from({ length: 70 }, () => busy.me()));
+    const late = h.client({ pacing: new Pacer() });
+    const outcome = await Promise.race([
+      Promise.all(Array.from({ length: 10 }, () => late.me())).then(() => "sent"),
+      sleep(10_000).then(() => "waited for the next window"),
+    ]);
+    expect(outcome).toBe("sent");
+    expect(await h.requestLog({ route: "me", status: "200" })).toHaveLength(80);
+    expect(await h.requestLog({ status: "429" })).toHaveLength(0);
+  }, 20_000);
 
   it("a Pacer shared by two clients of one credential avoids those 429s", async () => {
     const h = await clientHarness({ rateLimit: 30, rateLimitWindowMs: 1000 });
