@@ -17,7 +17,7 @@ import { ApiClock } from "./api-clock";
 import { Authenticator, setCookies, type ClientAuth } from "./auth";
 import { ApiError } from "./errors";
 import { JobWaiter, type JobWaiterOptions } from "./job-waiter";
-import { budgetBinds, Pacer, type PacingOptions } from "./pacing";
+import { Pacer, type PacingOptions } from "./pacing";
 import type { ProgressLog } from "./progress";
 import { Redactor } from "./redact";
 import {
@@ -197,7 +197,7 @@ class CloudClientBase {
         for (const job of jobs) this.clock.seen(job);
         return jobs;
       },
-      { budgetBound: () => budgetBinds(this.pacer.budgetFor("queryJobs").snapshot(), Date.now()), ...options.jobs },
+      { budgetBound: () => this.pacer.budgetFor("queryJobs").snapshot().queued > 0, ...options.jobs },
     );
   }
 

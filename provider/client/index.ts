@@ -53,7 +53,6 @@ export {
 export {
   Pacer,
   RateBudget,
-  budgetBinds,
   strictlyLimitedRoutes,
   type BudgetSnapshot,
   type PacingOptions,

@@ -27,10 +27,9 @@ export interface JobWaiterOptions {
    */
   coalesceFraction?: number;
   /**
-   * Whether the rate budget binds now (the client's: requests wait for it, or the window is nearly spent; see
-   * `budgetBinds`). A tick is then put off, `pollIntervalMs` at a time and at most `maxPollIntervalMs` in all, until it
-   * does not: under a binding budget a poll takes the place of a create, and put off it answers for the jobs that end
-   * meanwhile too. Default: never.
+   * Whether requests are waiting for rate budget now (the client's pacer). A tick is then put off, `pollIntervalMs` at
+   * a time and at most `maxPollIntervalMs` in all, until none wait: under a binding budget a poll takes the place of
+   * a create, and put off it answers for the jobs that end meanwhile too. Default: never.
    */
   budgetBound?: () => boolean;
 }

@@ -58,20 +58,6 @@ export interface BudgetSnapshot {
   pausedUntil: number;
 }
 
-/** The share of a window's limit below which what is left counts as nearly spent (see {@link budgetBinds}). */
-const NEARLY_SPENT = 0.1;
-
-/**
- * Whether the budget binds now: requests wait for it, or the window's figures show it nearly spent, by this process or
- * others of the same pool (what is left, less ours in flight, is at most a tenth of the limit, or 2). A request that
- * can wait (a job poll) is then better put off: it would take the place of one that cannot.
- */
-export function budgetBinds(budget: BudgetSnapshot, now: number): boolean {
-  if (budget.queued > 0) return true;
-  if (budget.state !== "known" || budget.limit === null || now >= budget.resetAt) return false;
-  return budget.remaining - budget.inFlight <= Math.max(2, Math.ceil(budget.limit * NEARLY_SPENT));
-}
-
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -267,8 +253,7 @@ export class RateBudget {
     const ramp = Math.max(this.initialConcurrency, this.answered) - this.inFlight;
     // Shared (others spend now, or spent before we joined): at most half of our part in flight, the other half waits
     // for fresher figures.
-    const half =
-      share < 1 || this.before > 0 ? Math.floor((this.remaining * share) / 2) - this.inFlight : room;
+    const half = share < 1 || this.before > 0 ? Math.floor((this.remaining * share) / 2) - this.inFlight : room;
     return Math.min(room, ramp, half);
   }
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { describe, expect, it } from "vitest";
-import { budgetBinds, Pacer, RateBudget, type BudgetSnapshot, type Permit } from "../../provider/client";
+import { Pacer, RateBudget, type Permit } from "../../provider/client";
 import { clientHarness, sleep } from "./helpers";
 
 /** Headers as the API sends them, for a window ending `resetInMs` from now. */
@@ -129,29 +129,6 @@ describe("RateBudget (unit)", () => {
     await settle();
     expect(granted).toHaveLength(5);
     expect(budget.snapshot()).toMatchObject({ remaining: 13, inFlight: 3, queued: 7 });
-  });
-
-  it("says the budget binds when requests wait, or the window is nearly spent (ours in flight counted)", () => {
-    const now = 1_000_000_000_000;
-    const known: BudgetSnapshot = {
-      state: "known",
-      limit: 100,
-      remaining: 30,
-      resetAt: now + 10_000,
-      inFlight: 0,
-      queued: 0,
-      pausedUntil: 0,
-    };
-    expect(budgetBinds(known, now)).toBe(false);
-    expect(budgetBinds({ ...known, queued: 1 }, now)).toBe(true);
-    expect(budgetBinds({ ...known, remaining: 10 }, now)).toBe(true);
-    expect(budgetBinds({ ...known, inFlight: 21 }, now)).toBe(true);
-    expect(budgetBinds({ ...known, remaining: 11 }, now)).toBe(false);
-    // A small limit: 2 left still binds.
-    expect(budgetBinds({ ...known, limit: 5, remaining: 2 }, now)).toBe(true);
-    // The window has ended (its figures are stale), or none are known: only waiting requests say so.
-    expect(budgetBinds({ ...known, remaining: 0 }, now + 10_000)).toBe(false);
-    expect(budgetBinds({ ...known, state: "unknown", remaining: 0 }, now)).toBe(false);
   });
 
   it("keeps the stricter per-route limits in budgets of their own", () => {
